@@ -1,0 +1,58 @@
+# nvhcq's front door. `make run` builds and runs the main job; `make test` builds
+# and runs every test (GPU tests skip on machines without an NVIDIA GPU).
+# The real build is CMake (+ Ninja) in $(BUILD_DIR); this file only drives it.
+
+BUILD_DIR ?= build
+ASAN_DIR  ?= build-asan
+DIST_DIR  ?= dist
+JOBS      ?= $(shell nproc)
+CMAKE_ARGS ?=
+# Debian packages the build and the tests need.
+DEB_PACKAGES := cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev
+
+.PHONY: all deps configure build run test test-unit test-asan format dist clean
+
+all: build
+
+deps:
+	@scripts/ensure-deb-packages.sh $(DEB_PACKAGES)
+
+$(BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+configure: $(BUILD_DIR)/build.ninja
+
+build: deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	$(BUILD_DIR)/nvhcq info
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+test-unit: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L unit
+
+test-asan: deps
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVHCQ_SANITIZE=ON $(CMAKE_ARGS)
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh')
+
+# Binaries for a GPU machine (docs/gpu-testing.md): the nvhcq command, the test
+# programs and the benchmarks, with the scripts that run them.
+dist: build
+	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)/tests $(DIST_DIR)/bench
+	cp $(BUILD_DIR)/nvhcq $(DIST_DIR)/
+	cp $(BUILD_DIR)/tests/test_* $(DIST_DIR)/tests/
+	-cp $(BUILD_DIR)/bench/bench_* $(DIST_DIR)/bench/ 2>/dev/null
+	cp scripts/gpu-run-all.sh $(DIST_DIR)/
+	strip $(DIST_DIR)/nvhcq $(DIST_DIR)/tests/* $(DIST_DIR)/bench/* 2>/dev/null || true
+	@du -sh $(DIST_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(DIST_DIR)

@@ -1,0 +1,63 @@
+# Test binaries, one per folder under tests/:
+#   tests/<layer>/   -> test_<layer>, ctest label "unit"
+#   tests/sim/       -> test_sim,     label "sim"  (the simulated Jetson and RM GPU)
+#   tests/gpu/       -> test_gpu,     label "gpu"  (skips cleanly without an NVIDIA GPU)
+#   tests/support/   -> a library every test binary links
+# Files named *_cases.cpp hold parameterized suites that run on every backend: they are
+# compiled into their folder's binary (CPU instances) and into test_gpu (GPU instances).
+find_package(GTest REQUIRED)
+include(GoogleTest)
+
+file(GLOB NVHCQ_TEST_SUPPORT CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.cpp)
+add_library(nvhcq_test_support STATIC ${NVHCQ_TEST_SUPPORT})
+target_link_libraries(nvhcq_test_support PUBLIC nvhcq_lib GTest::gtest)
+target_include_directories(nvhcq_test_support PUBLIC ${CMAKE_SOURCE_DIR}/tests)
+target_compile_definitions(nvhcq_test_support PUBLIC
+  NVHCQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}" NVHCQ_BINARY_DIR="${CMAKE_BINARY_DIR}")
+
+file(GLOB_RECURSE NVHCQ_SHARED_CASES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/*_cases.cpp)
+
+function(nvhcq_test_binary name label)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE nvhcq_test_support GTest::gtest_main)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  gtest_discover_tests(${name}
+    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 120
+    PROPERTIES LABELS ${label} SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" TIMEOUT 600)
+endfunction()
+
+file(GLOB NVHCQ_TEST_DIRS LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/tests/*)
+foreach(dir ${NVHCQ_TEST_DIRS})
+  if(NOT IS_DIRECTORY ${dir})
+    continue()
+  endif()
+  get_filename_component(layer ${dir} NAME)
+  if(layer STREQUAL "support" OR layer STREQUAL "data" OR layer STREQUAL "fuzz")
+    continue()
+  endif()
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cpp)
+  if(NOT sources)
+    continue()
+  endif()
+  if(layer STREQUAL "gpu")
+    nvhcq_test_binary(test_gpu gpu ${sources} ${NVHCQ_SHARED_CASES})
+  elseif(layer STREQUAL "sim")
+    nvhcq_test_binary(test_sim sim ${sources})
+  else()
+    nvhcq_test_binary(test_${layer} unit ${sources})
+  endif()
+endforeach()
+
+# The command line: exit codes and messages, checked on the real binary.
+add_test(NAME cli.no_arguments COMMAND nvhcq)
+set_tests_properties(cli.no_arguments PROPERTIES LABELS unit WILL_FAIL TRUE)
+add_test(NAME cli.unknown_command COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
+         -DARGS=nonsense -DEXPECT_RC=2 -DEXPECT_OUT=usage -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
+add_test(NAME cli.unknown_flag COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
+         "-DARGS=info\;--bogus" -DEXPECT_RC=2 -DEXPECT_OUT=--bogus -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
+add_test(NAME cli.info_runs COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
+         -DARGS=info -DEXPECT_RC=0 -DEXPECT_OUT=nvhcq -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
+add_test(NAME cli.help COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
+         -DARGS=--help -DEXPECT_RC=0 -DEXPECT_OUT=quantize -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
+set_tests_properties(cli.unknown_command cli.unknown_flag cli.info_runs cli.help PROPERTIES LABELS unit)

@@ -1,0 +1,30 @@
+// Commands whose issues have not landed yet: they parse --help like every other
+// command and otherwise say plainly that they are not built.
+
+#include <cstdio>
+
+#include "app/commands.h"
+#include "base/error.h"
+
+namespace nvhcq::app {
+namespace {
+
+int not_built(const char* name, const char* summary, const Args& args) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::printf("usage: nvhcq %s ...\n%s\n(not built yet)\n", name, summary);
+      return 0;
+    }
+  }
+  throw Error(std::string("'nvhcq ") + name + "' is not built yet");
+}
+
+}  // namespace
+
+int run_run(const Args& a) { return not_built("run", "generate text with a GGUF model", a); }
+int run_bench(const Args& a) { return not_built("bench", "benchmark GGUF models", a); }
+int run_synth(const Args& a) { return not_built("synth", "write a synthetic GGUF model", a); }
+int run_quantize(const Args& a) { return not_built("quantize", "quantize a GGUF model", a); }
+int run_serve(const Args& a) { return not_built("serve", "serve a GGUF model over HTTP", a); }
+
+}  // namespace nvhcq::app

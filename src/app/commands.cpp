@@ -1,0 +1,17 @@
+#include "app/commands.h"
+
+namespace nvhcq::app {
+
+std::span<const Command> commands() {
+  static const Command kCommands[] = {
+      {"info", "describe this machine: CPU, GPU driver interfaces, GPUs, NVRTC, libcuda", run_info},
+      {"run", "generate text with a GGUF model", run_run},
+      {"bench", "measure prompt and generation speed of GGUF models", run_bench},
+      {"synth", "write a GGUF model with seeded random weights at a real model's shape", run_synth},
+      {"quantize", "convert a GGUF model to another weight type", run_quantize},
+      {"serve", "serve a GGUF model over HTTP", run_serve},
+  };
+  return kCommands;
+}
+
+}  // namespace nvhcq::app

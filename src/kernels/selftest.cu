@@ -1,0 +1,61 @@
+// Small kernels the runtime tests and `nvhcq info --selftest` launch: they check
+// that arguments, grid and block sizes reach the kernel and results come back.
+#include "common.cuh"
+
+// out[i] = a * i + b for every element of a 1-D grid.
+extern "C" __global__ void affine_fill(float* out, float a, float b, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a * (float)i + b;
+}
+
+// out[i] = x[i] + y[i].
+extern "C" __global__ void add_f32(float* out, const float* x, const float* y, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[i] + y[i];
+}
+
+// counter[0] += 1 from one thread: launched many times in a row it counts launches.
+extern "C" __global__ void increment(unsigned* counter) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) counter[0] += 1;
+}
+
+// Does nothing: for launch-latency measurements.
+extern "C" __global__ void empty_kernel() {}
+
+// Records the launch geometry the kernel sees, for QMD field checks.
+extern "C" __global__ void report_geometry(unsigned* out) {
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 &&
+      blockIdx.y == 0 && blockIdx.z == 0) {
+    out[0] = blockDim.x; out[1] = blockDim.y; out[2] = blockDim.z;
+    out[3] = gridDim.x; out[4] = gridDim.y; out[5] = gridDim.z;
+  }
+}
+
+// Uses static and dynamic shared memory: out[block] = sum of in[block*blockDim .. +blockDim).
+extern "C" __global__ void block_sum(float* out, const float* in) {
+  extern __shared__ float partial[];
+  unsigned t = threadIdx.x;
+  partial[t] = in[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (t < s) partial[t] += partial[t + s];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = partial[0];
+}
+
+// Needs per-thread local memory (an array indexed at run time) and so a stack.
+extern "C" __global__ void local_memory_walk(unsigned* out, unsigned seed) {
+  unsigned scratch[64];
+  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  for (unsigned i = 0; i < 64; ++i) scratch[i] = (seed + t) * (i + 1);
+  unsigned idx = (seed ^ t) & 63, acc = 0;
+  for (unsigned i = 0; i < 64; ++i) {
+    acc += scratch[idx];
+    idx = (idx * 5 + 1) & 63;
+  }
+  out[t] = acc;
+}
+
+// Writes through a pointer given as an argument: with a bad address it faults.
+extern "C" __global__ void store_to(unsigned* where, unsigned value) { *where = value; }
