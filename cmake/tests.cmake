@@ -10,16 +10,32 @@ include(GoogleTest)
 
 file(GLOB NVHCQ_TEST_SUPPORT CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.cpp)
 add_library(nvhcq_test_support STATIC ${NVHCQ_TEST_SUPPORT})
-target_link_libraries(nvhcq_test_support PUBLIC nvhcq_lib GTest::gtest)
+target_link_libraries(nvhcq_test_support PUBLIC nvhcq_drv nvhcq_cuda GTest::gtest)
 target_include_directories(nvhcq_test_support PUBLIC ${CMAKE_SOURCE_DIR}/tests)
 target_compile_definitions(nvhcq_test_support PUBLIC
   NVHCQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}" NVHCQ_BINARY_DIR="${CMAKE_BINARY_DIR}")
 
 file(GLOB_RECURSE NVHCQ_SHARED_CASES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/*_cases.cpp)
 
-function(nvhcq_test_binary name label)
+# The library a test folder links: nvhcq_<folder> when that layer exists, with a few
+# folders named for what they test rather than for a layer.
+set(NVHCQ_TEST_LIB_ops nvhcq_tensor)
+set(NVHCQ_TEST_LIB_gpu nvhcq_lib)
+set(NVHCQ_TEST_LIB_sim nvhcq_lib)
+function(nvhcq_test_library folder out)
+  if(DEFINED NVHCQ_TEST_LIB_${folder})
+    set(${out} ${NVHCQ_TEST_LIB_${folder}} PARENT_SCOPE)
+  elseif(TARGET nvhcq_${folder})
+    set(${out} nvhcq_${folder} PARENT_SCOPE)
+  else()
+    set(${out} nvhcq_lib PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(nvhcq_test_binary name label folder)
   add_executable(${name} ${ARGN})
-  target_link_libraries(${name} PRIVATE nvhcq_test_support GTest::gtest_main)
+  nvhcq_test_library(${folder} lib)
+  target_link_libraries(${name} PRIVATE ${lib} nvhcq_test_support GTest::gtest_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
@@ -41,11 +57,11 @@ foreach(dir ${NVHCQ_TEST_DIRS})
     continue()
   endif()
   if(layer STREQUAL "gpu")
-    nvhcq_test_binary(test_gpu gpu ${sources} ${NVHCQ_SHARED_CASES})
+    nvhcq_test_binary(test_gpu gpu gpu ${sources} ${NVHCQ_SHARED_CASES})
   elseif(layer STREQUAL "sim")
-    nvhcq_test_binary(test_sim sim ${sources})
+    nvhcq_test_binary(test_sim sim sim ${sources})
   else()
-    nvhcq_test_binary(test_${layer} unit ${sources})
+    nvhcq_test_binary(test_${layer} unit ${layer} ${sources})
   endif()
 endforeach()
 
