@@ -9,8 +9,13 @@ JOBS      ?= $(shell nproc)
 CMAKE_ARGS ?=
 # Debian packages the build and the tests need.
 DEB_PACKAGES := cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev
+# `make fuzz`: libFuzzer targets built with clang in $(FUZZ_DIR), each run for
+# FUZZ_SECONDS on its seed corpus (CI runs it from `make test`).
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 
-.PHONY: all deps configure build run test test-unit test-asan format dist clean
+.PHONY: all deps configure build run test test-unit test-asan fuzz format dist clean
 
 all: build
 
@@ -30,6 +35,7 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	@if [ "$$CI" = "true" ]; then $(MAKE) --no-print-directory fuzz; fi
 
 test-unit: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L unit
@@ -39,6 +45,11 @@ test-asan: deps
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit
+
+# Missing clang/libFuzzer fails only in CI; scripts/run-fuzzers.sh says what is missing.
+fuzz:
+	@scripts/ensure-deb-packages.sh $(DEB_PACKAGES) $(FUZZ_DEB_PACKAGES) || [ "$$CI" != "true" ]
+	FUZZ_DIR=$(FUZZ_DIR) FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) scripts/run-fuzzers.sh
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh')
@@ -55,4 +66,4 @@ dist: build
 	@du -sh $(DIST_DIR)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(DIST_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(DIST_DIR) $(FUZZ_DIR)
