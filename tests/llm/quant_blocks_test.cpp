@@ -40,9 +40,10 @@ TEST(QuantBlocks, SizesAgreeWithTypeTable) {
   EXPECT_EQ(sizeof(BlockQ5_K), traits(GgmlType::Q5_K).block_bytes);
   EXPECT_EQ(sizeof(BlockQ6_K), traits(GgmlType::Q6_K).block_bytes);
   EXPECT_EQ(sizeof(BlockQ8_K), traits(GgmlType::Q8_K).block_bytes);
-  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
-                     GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q2_K,
-                     GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_K}) {
+  for (GgmlType t :
+       {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
+        GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q2_K,
+        GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_K}) {
     const QuantOps& ops = quant_ops(t);
     EXPECT_EQ(ops.block_bytes, traits(t).block_bytes) << traits(t).name;
     EXPECT_EQ(ops.block_elements, traits(t).block_elements) << traits(t).name;
@@ -154,8 +155,10 @@ TEST(QuantBlocks, Q3_K) {
   for (int g = 0; g < 16; ++g) {
     scale[g] = (g * 5) % 64;  // stored 6-bit value; the effective scale is value - 32
     const int low = scale[g] & 15, high = scale[g] >> 4;
-    if (g < 8) b.scales[g] |= static_cast<uint8_t>(low);
-    else b.scales[g - 8] |= static_cast<uint8_t>(low << 4);
+    if (g < 8)
+      b.scales[g] |= static_cast<uint8_t>(low);
+    else
+      b.scales[g - 8] |= static_cast<uint8_t>(low << 4);
     b.scales[8 + g % 4] |= static_cast<uint8_t>(high << (2 * (g / 4)));
   }
   for (int e = 0; e < 256; ++e) {

@@ -17,7 +17,9 @@ namespace {
 using F = LlamaFtype;
 using T = GgmlType;
 
-std::string blk(int i, const char* what) { return "blk." + std::to_string(i) + "." + what + ".weight"; }
+std::string blk(int i, const char* what) {
+  return "blk." + std::to_string(i) + "." + what + ".weight";
+}
 
 const std::vector<int64_t> kMatrix = {4096, 4096};
 const std::vector<int64_t> kVector = {4096};
@@ -144,7 +146,8 @@ TEST(QuantFtype, FallbacksWhenRowsDoNotFitBlocks) {
   EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, blk(5, "ffn_up"), cols100, m), T::F16);
   // The output tensor checks the default type's block: Q8_0 when it does not fit.
   EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "output.weight", cols320, m), T::Q8_0);
-  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_0, "output.weight", cols320, m), T::Q8_0);  // Q6_K -> Q8_0
+  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_0, "output.weight", cols320, m),
+            T::Q8_0);  // Q6_K -> Q8_0
   // llama.cpp defines no fallback for the 32-element formats and refuses.
   EXPECT_THROW(llama_tensor_type(F::MOSTLY_Q8_0, blk(5, "ffn_up"), cols100, m), FormatError);
 }
@@ -153,16 +156,21 @@ TEST(QuantFtype, OptionsAndSpecialModels) {
   const Model7B m;
   QuantMixOptions pure;
   pure.pure = true;
-  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "output.weight", kMatrix, m, T::F32, pure), T::Q4_K);
-  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, blk(0, "attn_v"), kMatrix, m, T::F32, pure), T::Q4_K);
+  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "output.weight", kMatrix, m, T::F32, pure),
+            T::Q4_K);
+  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, blk(0, "attn_v"), kMatrix, m, T::F32, pure),
+            T::Q4_K);
   QuantMixOptions over;
   over.output_type = T::Q8_0;
   over.token_embd_type = T::F16;
-  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "output.weight", kMatrix, m, T::F32, over), T::Q8_0);
-  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "token_embd.weight", kMatrix, m, T::F32, over), T::F16);
+  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "output.weight", kMatrix, m, T::F32, over),
+            T::Q8_0);
+  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "token_embd.weight", kMatrix, m, T::F32, over),
+            T::F16);
   QuantMixOptions keep_output;
   keep_output.quantize_output = false;
-  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "output.weight", kMatrix, m, T::F16, keep_output), T::F16);
+  EXPECT_EQ(llama_tensor_type(F::MOSTLY_Q4_K_M, "output.weight", kMatrix, m, T::F16, keep_output),
+            T::F16);
   // Mixtral-like (8 experts): attn_v and attn_k in Q8_0, attn_output Q5_K for Q4_K_M.
   QuantMixModel moe;
   moe.n_layer = 32;

@@ -15,7 +15,9 @@
 namespace nvhcq::llm {
 namespace {
 
-float from_bits(uint32_t b) { return std::bit_cast<float>(b); }
+float from_bits(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
 
 // Nearest binary16 by arithmetic on long doubles (ties to even), for finite,
 // non-NaN inputs: an independent statement of the IEEE rule.
@@ -25,14 +27,14 @@ uint16_t reference_fp16(float f) {
   if (std::isinf(f) || a >= 65520.0L) return sign | 0x7c00;
   if (a == 0) return sign;
   int e;
-  std::frexp(a, &e);                 // a = m * 2^e, m in [0.5, 1)
-  int exp = std::max(e - 1, -14);    // unbiased exponent of the result (subnormals: -14)
+  std::frexp(a, &e);               // a = m * 2^e, m in [0.5, 1)
+  int exp = std::max(e - 1, -14);  // unbiased exponent of the result (subnormals: -14)
   const long double ulp = std::ldexp(1.0L, exp - 10);
-  long double q = a / ulp;           // exact: a power-of-two scaling
+  long double q = a / ulp;  // exact: a power-of-two scaling
   long double r = std::floor(q);
   const long double frac = q - r;
   if (frac > 0.5L || (frac == 0.5L && std::fmod(r, 2.0L) != 0)) r += 1;
-  uint32_t mant = static_cast<uint32_t>(r);  // in [0, 2048]
+  uint32_t mant = static_cast<uint32_t>(r);                                  // in [0, 2048]
   if (exp == -14 && mant < 1024) return sign | static_cast<uint16_t>(mant);  // subnormal or zero
   if (mant == 2048) {
     mant = 1024;
@@ -47,19 +49,19 @@ TEST(QuantHalf, Fp16KnownValues) {
   EXPECT_EQ(fp32_to_fp16(-2.0f), 0xc000);
   EXPECT_EQ(fp32_to_fp16(0.0f), 0x0000);
   EXPECT_EQ(fp32_to_fp16(-0.0f), 0x8000);
-  EXPECT_EQ(fp32_to_fp16(65504.0f), 0x7bff);       // largest half
-  EXPECT_EQ(fp32_to_fp16(65519.996f), 0x7bff);     // just below the rounding midpoint
-  EXPECT_EQ(fp32_to_fp16(65520.0f), 0x7c00);       // the midpoint rounds to even: infinity
+  EXPECT_EQ(fp32_to_fp16(65504.0f), 0x7bff);    // largest half
+  EXPECT_EQ(fp32_to_fp16(65519.996f), 0x7bff);  // just below the rounding midpoint
+  EXPECT_EQ(fp32_to_fp16(65520.0f), 0x7c00);    // the midpoint rounds to even: infinity
   EXPECT_EQ(fp32_to_fp16(1e10f), 0x7c00);
   EXPECT_EQ(fp32_to_fp16(-INFINITY), 0xfc00);
-  EXPECT_EQ(fp32_to_fp16(0x1p-14f), 0x0400);       // smallest normal
-  EXPECT_EQ(fp32_to_fp16(0x1p-24f), 0x0001);       // smallest subnormal
-  EXPECT_EQ(fp32_to_fp16(0x1p-25f), 0x0000);       // tie between 0 and 2^-24: even is 0
+  EXPECT_EQ(fp32_to_fp16(0x1p-14f), 0x0400);               // smallest normal
+  EXPECT_EQ(fp32_to_fp16(0x1p-24f), 0x0001);               // smallest subnormal
+  EXPECT_EQ(fp32_to_fp16(0x1p-25f), 0x0000);               // tie between 0 and 2^-24: even is 0
   EXPECT_EQ(fp32_to_fp16(from_bits(0x33000001)), 0x0001);  // just above that tie
-  EXPECT_EQ(fp32_to_fp16(3 * 0x1p-25f), 0x0002);   // tie between 1 and 2 ulps: even is 2
-  EXPECT_EQ(fp32_to_fp16(1.0f + 0x1p-11f), 0x3c00);      // tie: stays at even 1.0
-  EXPECT_EQ(fp32_to_fp16(1.0f + 3 * 0x1p-11f), 0x3c02);  // tie: up to even
-  EXPECT_EQ(fp32_to_fp16(0x1p-14f - 0x1p-25f), 0x0400);  // rounds up into the normals
+  EXPECT_EQ(fp32_to_fp16(3 * 0x1p-25f), 0x0002);           // tie between 1 and 2 ulps: even is 2
+  EXPECT_EQ(fp32_to_fp16(1.0f + 0x1p-11f), 0x3c00);        // tie: stays at even 1.0
+  EXPECT_EQ(fp32_to_fp16(1.0f + 3 * 0x1p-11f), 0x3c02);    // tie: up to even
+  EXPECT_EQ(fp32_to_fp16(0x1p-14f - 0x1p-25f), 0x0400);    // rounds up into the normals
   EXPECT_EQ(fp32_to_fp16(NAN), 0x7e00);
   EXPECT_EQ(fp32_to_fp16(from_bits(0xff800123)), 0xfe00);  // any NaN -> quiet, sign kept
 }
@@ -92,8 +94,9 @@ TEST(QuantHalf, Fp16MatchesLongDoubleReferenceOnSweep) {
     }
   }
   for (uint32_t h = 0; h < 0x7bff; ++h) {
-    const float mid = (fp16_to_fp32(static_cast<uint16_t>(h)) +
-                       fp16_to_fp32(static_cast<uint16_t>(h + 1))) / 2;  // exact in f32
+    const float mid =
+        (fp16_to_fp32(static_cast<uint16_t>(h)) + fp16_to_fp32(static_cast<uint16_t>(h + 1))) /
+        2;  // exact in f32
     for (float f : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
       ASSERT_EQ(fp32_to_fp16(f), reference_fp16(f)) << std::hex << std::bit_cast<uint32_t>(f);
       ++checked;
@@ -119,10 +122,26 @@ TEST(QuantHalf, Bf16KnownValues) {
 
 // Inputs that exercise every branch: specials, ties, subnormals, random patterns.
 std::vector<float> awkward_floats() {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65520.0f, -65520.0f, 1e30f,
-                          INFINITY, -INFINITY, NAN, -NAN, from_bits(0x7f800001),
-                          from_bits(0xffbfffff), 0x1p-25f, 3 * 0x1p-25f, 0x1p-14f,
-                          from_bits(0x00000001), from_bits(0x3f808000), from_bits(0x3f818000)};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          65504.0f,
+                          65520.0f,
+                          -65520.0f,
+                          1e30f,
+                          INFINITY,
+                          -INFINITY,
+                          NAN,
+                          -NAN,
+                          from_bits(0x7f800001),
+                          from_bits(0xffbfffff),
+                          0x1p-25f,
+                          3 * 0x1p-25f,
+                          0x1p-14f,
+                          from_bits(0x00000001),
+                          from_bits(0x3f808000),
+                          from_bits(0x3f818000)};
   uint64_t s = 0x9e3779b97f4a7c15ull;
   while (v.size() < 4099) {  // not a multiple of 8: the scalar tail runs too
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;

@@ -51,7 +51,9 @@ const GgmlType kAllTypes[] = {GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, Gg
                               GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
                               GgmlType::Q6_K, GgmlType::Q8_K};
 
-std::string name(GgmlType t) { return std::string(traits(t).name); }
+std::string name(GgmlType t) {
+  return std::string(traits(t).name);
+}
 
 std::vector<float> round_trip(GgmlType t, const std::vector<float>& x) {
   const QuantOps& ops = quant_ops(t);
@@ -115,7 +117,7 @@ TEST(QuantRoundTrip, PerBlockMaxErrorOfLegacyFormats) {
   struct Case {
     GgmlType type;
     double steps;  // allowed error, in steps of the block
-    int levels;    // steps across the block: amax / step for symmetric, range / step for min formats
+    int levels;  // steps across the block: amax / step for symmetric, range / step for min formats
     bool with_min;
   };
   for (const Case& c : {Case{GgmlType::Q4_0, 1.0, 8, false}, Case{GgmlType::Q5_0, 1.0, 16, false},
@@ -211,8 +213,8 @@ TEST(QuantRoundTrip, NaNInOneBlockLeavesOtherBlocksAlone) {
     x[5] = INFINITY;
     ops.from_float(x.data(), dirty.data(), n);  // must not crash; block 0 is garbage as in ggml
     const size_t first_clean_byte = ops.row_bytes(256);
-    EXPECT_TRUE(std::equal(clean.begin() + first_clean_byte, clean.end(),
-                           dirty.begin() + first_clean_byte))
+    EXPECT_TRUE(
+        std::equal(clean.begin() + first_clean_byte, clean.end(), dirty.begin() + first_clean_byte))
         << name(t);
   }
 }
@@ -226,7 +228,8 @@ TEST(QuantRoundTrip, RowsQuantizeIndependently) {
     const QuantOps& ops = quant_ops(t);
     std::vector<uint8_t> whole(ops.row_bytes(3 * n)), parts(ops.row_bytes(3 * n));
     ops.from_float(x.data(), whole.data(), 3 * n);
-    for (int r = 0; r < 3; ++r) ops.from_float(x.data() + r * n, parts.data() + r * ops.row_bytes(n), n);
+    for (int r = 0; r < 3; ++r)
+      ops.from_float(x.data() + r * n, parts.data() + r * ops.row_bytes(n), n);
     EXPECT_EQ(whole, parts) << name(t);
   }
 }
@@ -247,14 +250,29 @@ std::vector<float> golden_input() {
     const int64_t blk = i / 256;
     float v = rng.normal();
     switch (blk % 8) {
-      case 0: break;
-      case 1: v *= 0.02f; break;
-      case 2: v = std::fabs(v) + 0.25f; break;
-      case 3: v = 0.0f; break;
-      case 4: v = (i % 5 == 0) ? v : 0.0f; break;
-      case 5: v = (i % 61 == 0) ? 8.0f * v : 0.1f * v; break;
-      case 6: v = 1.5f; break;
-      default: v *= 300.0f; break;
+      case 0:
+        break;
+      case 1:
+        v *= 0.02f;
+        break;
+      case 2:
+        v = std::fabs(v) + 0.25f;
+        break;
+      case 3:
+        v = 0.0f;
+        break;
+      case 4:
+        v = (i % 5 == 0) ? v : 0.0f;
+        break;
+      case 5:
+        v = (i % 61 == 0) ? 8.0f * v : 0.1f * v;
+        break;
+      case 6:
+        v = 1.5f;
+        break;
+      default:
+        v *= 300.0f;
+        break;
     }
     x[i] = v;
   }

@@ -30,7 +30,9 @@ struct Rng {
   float normal() {
     return static_cast<float>((uniform() + uniform() + uniform() + uniform() - 2.0) * 1.7320508);
   }
-  int range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+  int range(int lo, int hi) {
+    return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
 };
 
 const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,
@@ -38,7 +40,9 @@ const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,
                                  GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
                                  GgmlType::Q6_K};
 
-std::string name(GgmlType t) { return std::string(traits(t).name); }
+std::string name(GgmlType t) {
+  return std::string(traits(t).name);
+}
 
 std::vector<float> to_float(GgmlType t, const std::vector<uint8_t>& q, int64_t n) {
   std::vector<float> out(n, -777.0f);
@@ -104,7 +108,8 @@ TEST(QuantVecDot, RandomRowsMatchFloat64OnScalarAndSimdPaths) {
       const double tol = 2e-6 * ref.magnitude + min_term_slack(t, wq, aq);
       const Paths got = run_dots(ops, wq, aq, n);
       EXPECT_NEAR(got.scalar, ref.exact, tol) << name(t) << " scalar n=" << n;
-      EXPECT_NEAR(got.best, ref.exact, tol) << name(t) << (ops.vec_dot_is_simd ? " simd" : "") << " n=" << n;
+      EXPECT_NEAR(got.best, ref.exact, tol)
+          << name(t) << (ops.vec_dot_is_simd ? " simd" : "") << " n=" << n;
       // The quantized dot against the exact dot of the original floats, relative to
       // |w| |a|: how much the formats lose, end to end (loose: documents, not pins).
       double exact = 0, ww = 0, aa = 0;
@@ -142,14 +147,36 @@ TEST(QuantVecDot, ArbitraryBlocksWithExactArithmeticAgreeBitForBit) {
           std::memcpy(blk + offset, &h, 2);
         };
         switch (t) {
-          case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: put(0); break;
-          case GgmlType::Q4_1: case GgmlType::Q5_1: put(0); put(2); break;
-          case GgmlType::Q2_K: put(offsetof(BlockQ2_K, d)); put(offsetof(BlockQ2_K, dmin)); break;
-          case GgmlType::Q3_K: put(offsetof(BlockQ3_K, d)); break;
-          case GgmlType::Q4_K: put(0); put(2); break;
-          case GgmlType::Q5_K: put(0); put(2); break;
-          case GgmlType::Q6_K: put(offsetof(BlockQ6_K, d)); break;
-          default: FAIL();
+          case GgmlType::Q4_0:
+          case GgmlType::Q5_0:
+          case GgmlType::Q8_0:
+            put(0);
+            break;
+          case GgmlType::Q4_1:
+          case GgmlType::Q5_1:
+            put(0);
+            put(2);
+            break;
+          case GgmlType::Q2_K:
+            put(offsetof(BlockQ2_K, d));
+            put(offsetof(BlockQ2_K, dmin));
+            break;
+          case GgmlType::Q3_K:
+            put(offsetof(BlockQ3_K, d));
+            break;
+          case GgmlType::Q4_K:
+            put(0);
+            put(2);
+            break;
+          case GgmlType::Q5_K:
+            put(0);
+            put(2);
+            break;
+          case GgmlType::Q6_K:
+            put(offsetof(BlockQ6_K, d));
+            break;
+          default:
+            FAIL();
         }
         if (t == GgmlType::Q8_0) {  // ggml never writes -128 into Q8_0
           for (int j = 0; j < 32; ++j) {
@@ -211,7 +238,8 @@ TEST(QuantVecDot, ActivationTypesFollowGgml) {
   EXPECT_EQ(quant_ops(GgmlType::Q8_0).vec_dot_type, GgmlType::Q8_0);
   EXPECT_EQ(quant_ops(GgmlType::Q4_1).vec_dot_type, GgmlType::Q8_1);
   EXPECT_EQ(quant_ops(GgmlType::Q5_1).vec_dot_type, GgmlType::Q8_1);
-  for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+  for (GgmlType t :
+       {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
     EXPECT_EQ(quant_ops(t).vec_dot_type, GgmlType::Q8_K) << name(t);
   }
   EXPECT_EQ(quant_ops(GgmlType::F16).vec_dot_type, GgmlType::F16);

@@ -18,7 +18,9 @@ NVHCQ_TARGET_AVX2 inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-NVHCQ_TARGET_AVX2 inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
+NVHCQ_TARGET_AVX2 inline float half_to_float(uint16_t h) {
+  return _cvtsh_ss(h);
+}
 
 NVHCQ_TARGET_AVX2 inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
@@ -37,10 +39,9 @@ NVHCQ_TARGET_AVX2 inline __m256i unpack_nibbles_32(const uint8_t* qs) {
 // Bit i of `bits` -> byte i of the result: 0xff when set, 0 when clear.
 NVHCQ_TARGET_AVX2 inline __m256i spread_bits_32(uint32_t bits) {
   // Byte i takes byte i / 8 of the word, then every bit but bit i % 8 is forced on.
-  const __m256i pick = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
-                                         0x0101010101010101, 0x0000000000000000);
-  const __m256i bytes =
-      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), pick);
+  const __m256i pick = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101,
+                                         0x0000000000000000);
+  const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), pick);
   const __m256i others = _mm256_set1_epi64x(static_cast<int64_t>(0x7fbfdfeff7fbfdfeull));
   return _mm256_cmpeq_epi8(_mm256_or_si256(bytes, others), _mm256_set1_epi64x(-1));
 }

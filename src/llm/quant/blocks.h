@@ -13,7 +13,7 @@ constexpr int kQK5_0 = 32;
 constexpr int kQK5_1 = 32;
 constexpr int kQK8_0 = 32;
 constexpr int kQK8_1 = 32;
-constexpr int kQK_K = 256;       // elements per super-block of the K formats
+constexpr int kQK_K = 256;        // elements per super-block of the K formats
 constexpr int kKScaleBytes = 12;  // packed 6-bit scales and mins of Q4_K/Q5_K
 
 // x = d * (q - 8), q in [0, 15]; element j in the low nibble of qs[j], element

@@ -41,15 +41,30 @@ const FtypeInfo& info(LlamaFtype ftype) {
   throw FormatError("unknown llama file type " + std::to_string(static_cast<uint32_t>(ftype)));
 }
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 
 // llama.cpp's tensor categories (found by name; the order of the tests matters).
-enum class Category { kTokenEmbd, kAttnQ, kAttnV, kAttnK, kAttnQkv, kAttnKvB, kAttnOutput,
-                      kFfnUp, kFfnGate, kFfnDown, kOutput, kOther };
+enum class Category {
+  kTokenEmbd,
+  kAttnQ,
+  kAttnV,
+  kAttnK,
+  kAttnQkv,
+  kAttnKvB,
+  kAttnOutput,
+  kFfnUp,
+  kFfnGate,
+  kFfnDown,
+  kOutput,
+  kOther
+};
 
 Category category_of(std::string_view name) {
   if (name == "output.weight") return Category::kOutput;
-  if (name == "token_embd.weight" || name == "per_layer_token_embd.weight") return Category::kTokenEmbd;
+  if (name == "token_embd.weight" || name == "per_layer_token_embd.weight")
+    return Category::kTokenEmbd;
   if (contains(name, "attn_qkv.weight")) return Category::kAttnQkv;
   if (contains(name, "attn_kv_b.weight")) return Category::kAttnKvB;
   if (contains(name, "attn_v.weight")) return Category::kAttnV;
@@ -86,9 +101,13 @@ bool use_more_bits(int i_layer, int n_layers) {
   return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 || (i_layer - n_layers / 8) % 3 == 2;
 }
 
-uint32_t block_of(GgmlType t) { return traits(t).block_elements; }
+uint32_t block_of(GgmlType t) {
+  return traits(t).block_elements;
+}
 
-bool is_quantized(GgmlType t) { return traits(t).quantized; }
+bool is_quantized(GgmlType t) {
+  return traits(t).quantized;
+}
 
 GgmlType mix_rules(LlamaFtype ftype, GgmlType new_type, std::string_view name, int64_t ncols,
                    Category cat, const QuantMixModel& m, const QuantMixOptions& o) {
@@ -112,7 +131,8 @@ GgmlType mix_rules(LlamaFtype ftype, GgmlType new_type, std::string_view name, i
       new_type = i_wv < 2 ? GgmlType::Q5_K : GgmlType::Q4_K;
     } else if (ftype == F::MOSTLY_Q3_K_L) {
       new_type = GgmlType::Q5_K;
-    } else if ((ftype == F::MOSTLY_Q4_K_M || ftype == F::MOSTLY_Q5_K_M) && use_more_bits(i_wv, n_wv)) {
+    } else if ((ftype == F::MOSTLY_Q4_K_M || ftype == F::MOSTLY_Q5_K_M) &&
+               use_more_bits(i_wv, n_wv)) {
       new_type = GgmlType::Q6_K;
     } else if (ftype == F::MOSTLY_Q4_K_S && i_wv < 4) {
       new_type = GgmlType::Q5_K;
@@ -131,14 +151,14 @@ GgmlType mix_rules(LlamaFtype ftype, GgmlType new_type, std::string_view name, i
     if (ftype == F::MOSTLY_Q2_K) {
       new_type = GgmlType::Q3_K;
     } else if (ftype == F::MOSTLY_Q3_K_M) {
-      new_type = i_layer < n_layer / 16                          ? GgmlType::Q5_K
+      new_type = i_layer < n_layer / 16                         ? GgmlType::Q5_K
                  : !m.falcon || use_more_bits(i_layer, n_layer) ? GgmlType::Q4_K
                                                                 : GgmlType::Q3_K;
     } else if (ftype == F::MOSTLY_Q3_K_L) {
       new_type = m.falcon ? GgmlType::Q4_K : GgmlType::Q5_K;
     } else if (ftype == F::MOSTLY_Q4_K_M) {
       if (m.falcon) {
-        new_type = i_layer < n_layer / 16           ? GgmlType::Q6_K
+        new_type = i_layer < n_layer / 16            ? GgmlType::Q6_K
                    : use_more_bits(i_layer, n_layer) ? GgmlType::Q5_K
                                                      : GgmlType::Q4_K;
       } else if (use_more_bits(i_layer, n_layer)) {
@@ -179,10 +199,18 @@ GgmlType fallback(std::string_view name, int64_t ncols, GgmlType type) {
   GgmlType to;
   switch (type) {
     case GgmlType::Q2_K:
-    case GgmlType::Q3_K: to = GgmlType::Q4_0; break;
-    case GgmlType::Q4_K: to = GgmlType::Q5_0; break;
-    case GgmlType::Q5_K: to = GgmlType::Q5_1; break;
-    case GgmlType::Q6_K: to = GgmlType::Q8_0; break;
+    case GgmlType::Q3_K:
+      to = GgmlType::Q4_0;
+      break;
+    case GgmlType::Q4_K:
+      to = GgmlType::Q5_0;
+      break;
+    case GgmlType::Q5_K:
+      to = GgmlType::Q5_1;
+      break;
+    case GgmlType::Q6_K:
+      to = GgmlType::Q8_0;
+      break;
     default:
       throw FormatError("tensor " + std::string(name) + ": rows of " + std::to_string(ncols) +
                         " elements do not fit " + std::string(traits(type).name) +
@@ -213,7 +241,9 @@ std::optional<LlamaFtype> llama_ftype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view llama_ftype_name(LlamaFtype ftype) { return info(ftype).name; }
+std::string_view llama_ftype_name(LlamaFtype ftype) {
+  return info(ftype).name;
+}
 
 std::optional<LlamaFtype> llama_ftype_from_id(uint32_t id) {
   for (const auto& f : kFtypes) {
@@ -222,7 +252,9 @@ std::optional<LlamaFtype> llama_ftype_from_id(uint32_t id) {
   return std::nullopt;
 }
 
-GgmlType llama_ftype_default_type(LlamaFtype ftype) { return info(ftype).default_type; }
+GgmlType llama_ftype_default_type(LlamaFtype ftype) {
+  return info(ftype).default_type;
+}
 
 bool tensor_is_quantizable(std::string_view name, std::span<const int64_t> shape,
                            const QuantMixOptions& options) {
@@ -231,16 +263,41 @@ bool tensor_is_quantizable(std::string_view name, std::span<const int64_t> shape
   if (!options.quantize_output && name == "output.weight") return false;
   if (name == "position_embd.weight" || name == "token_types.weight") return false;
   // Norms, MoE routers, and small or position-like tensors that llama.cpp keeps as they are.
-  static constexpr std::string_view kKept[] = {
-      "_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel",
-      "per_layer_model_proj", "ssm_conv1d", "shortconv.conv.weight", "indexer.k_proj.weight",
-      "indexer.q_proj.weight", "time_mix_first.weight", "time_mix_w0.weight",
-      "time_mix_w1.weight", "time_mix_w2.weight", "time_mix_v0.weight", "time_mix_v1.weight",
-      "time_mix_v2.weight", "time_mix_a0.weight", "time_mix_a1.weight", "time_mix_a2.weight",
-      "time_mix_g1.weight", "time_mix_g2.weight", "time_mix_decay_w1.weight",
-      "time_mix_decay_w2.weight", "time_mix_lerp_fused.weight", "attn_rel_b.weight",
-      ".position_embd", "sam.pos_embd", "sam.neck.", "sam.net_", ".rel_pos", ".patch_embd",
-      ".patch_merger", "a.rvq.codebook", "mm.a.code_embd"};
+  static constexpr std::string_view kKept[] = {"_norm.weight",
+                                               "ffn_gate_inp.weight",
+                                               "ffn_gate_tid2eid.weight",
+                                               "altup",
+                                               "laurel",
+                                               "per_layer_model_proj",
+                                               "ssm_conv1d",
+                                               "shortconv.conv.weight",
+                                               "indexer.k_proj.weight",
+                                               "indexer.q_proj.weight",
+                                               "time_mix_first.weight",
+                                               "time_mix_w0.weight",
+                                               "time_mix_w1.weight",
+                                               "time_mix_w2.weight",
+                                               "time_mix_v0.weight",
+                                               "time_mix_v1.weight",
+                                               "time_mix_v2.weight",
+                                               "time_mix_a0.weight",
+                                               "time_mix_a1.weight",
+                                               "time_mix_a2.weight",
+                                               "time_mix_g1.weight",
+                                               "time_mix_g2.weight",
+                                               "time_mix_decay_w1.weight",
+                                               "time_mix_decay_w2.weight",
+                                               "time_mix_lerp_fused.weight",
+                                               "attn_rel_b.weight",
+                                               ".position_embd",
+                                               "sam.pos_embd",
+                                               "sam.neck.",
+                                               "sam.net_",
+                                               ".rel_pos",
+                                               ".patch_embd",
+                                               ".patch_merger",
+                                               "a.rvq.codebook",
+                                               "mm.a.code_embd"};
   for (std::string_view part : kKept) {
     if (contains(name, part)) return false;
   }
@@ -258,7 +315,8 @@ GgmlType llama_tensor_type(LlamaFtype ftype, std::string_view name, std::span<co
   if (options.output_type && cat == Category::kOutput) return *options.output_type;
   if (!is_quantized(default_type)) return default_type;  // F32/F16/BF16: no mixing, no fallback
   if (model.n_layer <= 0) {
-    throw FormatError("quantization mix for " + std::string(name) + ": the model's layer count is unknown");
+    throw FormatError("quantization mix for " + std::string(name) +
+                      ": the model's layer count is unknown");
   }
   const int64_t ncols = shape[0];
   GgmlType type = default_type;

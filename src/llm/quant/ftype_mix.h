@@ -45,19 +45,19 @@ GgmlType llama_ftype_default_type(LlamaFtype ftype);
 
 // What the rules need to know about the model besides the tensor itself.
 struct QuantMixModel {
-  int n_layer = 0;           // transformer blocks ("blk.N." tensors)
-  int n_gqa = 1;             // n_head / n_head_kv
-  int n_expert = 0;          // experts per MoE layer (0 or 1: dense)
-  bool has_output = true;    // false: token_embd is tied to the output and quantized like it
-  bool falcon = false;       // llama.cpp applies a few Falcon-specific rules
-  bool llama_70b = false;    // llama.cpp's LLM_TYPE_70B: attn_v gets Q5_K instead of Q3_K/Q4_K
-  int n_attention_wv = -1;   // attn_v-like tensors in the model; -1: one per layer
+  int n_layer = 0;          // transformer blocks ("blk.N." tensors)
+  int n_gqa = 1;            // n_head / n_head_kv
+  int n_expert = 0;         // experts per MoE layer (0 or 1: dense)
+  bool has_output = true;   // false: token_embd is tied to the output and quantized like it
+  bool falcon = false;      // llama.cpp applies a few Falcon-specific rules
+  bool llama_70b = false;   // llama.cpp's LLM_TYPE_70B: attn_v gets Q5_K instead of Q3_K/Q4_K
+  int n_attention_wv = -1;  // attn_v-like tensors in the model; -1: one per layer
 };
 
 struct QuantMixOptions {
-  bool pure = false;                      // every quantizable tensor gets the default type
-  bool quantize_output = true;            // false: output.weight keeps its type
-  std::optional<GgmlType> output_type;    // llama-quantize --output-tensor-type
+  bool pure = false;                        // every quantizable tensor gets the default type
+  bool quantize_output = true;              // false: output.weight keeps its type
+  std::optional<GgmlType> output_type;      // llama-quantize --output-tensor-type
   std::optional<GgmlType> token_embd_type;  // --token-embedding-type
 };
 

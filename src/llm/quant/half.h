@@ -34,7 +34,7 @@ constexpr uint16_t fp32_to_fp16(float f) {
   const uint32_t bits = std::bit_cast<uint32_t>(f);
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return sign | 0x7e00u;  // NaN
+  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
   if (abs >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to infinity
   if (abs < 0x38800000u) {
     // Below the smallest normal half (2^-14): adding 0.5 (whose ulp, 2^-24, is the

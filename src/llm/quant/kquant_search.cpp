@@ -20,14 +20,20 @@ namespace {
 // Groups whose largest magnitude is below this are all-zero (ggml's GROUP_MAX_EPS).
 constexpr float kGroupMaxEps = 1e-15f;
 
-int clamp_int(int v, int lo, int hi) { return std::max(lo, std::min(hi, v)); }
+int clamp_int(int v, int lo, int hi) {
+  return std::max(lo, std::min(hi, v));
+}
 
 float rmse_weight(int rmse_type, float x) {
   switch (rmse_type) {
-    case 1: return x * x;
-    case 2: return 1.0f;
-    case 3: return std::fabs(x);
-    default: return std::sqrt(std::fabs(x));
+    case 1:
+      return x * x;
+    case 2:
+      return 1.0f;
+    case 3:
+      return std::fabs(x);
+    default:
+      return std::sqrt(std::fabs(x));
   }
 }
 

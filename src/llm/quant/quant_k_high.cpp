@@ -68,7 +68,8 @@ void quantize_scales_and_levels_k(const float* x, Block& out, int nmax, float rm
     if (d == 0.0f) continue;
     const float dm = fp16_to_fp32(out.dmin) * static_cast<float>(m);
     for (int i = 0; i < 32; ++i) {
-      L[32 * j + i] = static_cast<uint8_t>(std::clamp(nearest_int((x[32 * j + i] + dm) / d), 0, nmax));
+      L[32 * j + i] =
+          static_cast<uint8_t>(std::clamp(nearest_int((x[32 * j + i] + dm) / d), 0, nmax));
     }
   }
 }
@@ -144,7 +145,8 @@ void quantize_row_q6_k(const float* x, BlockQ6_K* y, int64_t n) {
       const float d = fp16_to_fp32(out.d) * static_cast<float>(out.scales[j]);
       if (d == 0.0f) continue;
       for (int i = 0; i < 16; ++i) {
-        L[16 * j + i] = static_cast<int8_t>(std::clamp(nearest_int(x[16 * j + i] / d), -32, 31) + 32);
+        L[16 * j + i] =
+            static_cast<int8_t>(std::clamp(nearest_int(x[16 * j + i] / d), -32, 31) + 32);
       }
     }
     // Per half of 128: ql[l] holds elements l (low nibble) and l + 64 (high),
@@ -156,7 +158,8 @@ void quantize_row_q6_k(const float* x, BlockQ6_K* y, int64_t n) {
         const int a = L[h + l], bq = L[h + l + 32], c = L[h + l + 64], d = L[h + l + 96];
         ql[l] = static_cast<uint8_t>((a & 0x0f) | ((c & 0x0f) << 4));
         ql[l + 32] = static_cast<uint8_t>((bq & 0x0f) | ((d & 0x0f) << 4));
-        qh[l] = static_cast<uint8_t>((a >> 4) | ((bq >> 4) << 2) | ((c >> 4) << 4) | ((d >> 4) << 6));
+        qh[l] =
+            static_cast<uint8_t>((a >> 4) | ((bq >> 4) << 2) | ((c >> 4) << 4) | ((d >> 4) << 6));
       }
     }
   }

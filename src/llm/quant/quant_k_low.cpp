@@ -27,9 +27,8 @@ template <typename Level>
 void pack_2bit(const Level* L, uint8_t* qs) {
   for (int half = 0; half < kQK_K; half += 128) {
     for (int l = 0; l < 32; ++l) {
-      qs[half / 4 + l] =
-          static_cast<uint8_t>(L[half + l] | (L[half + l + 32] << 2) | (L[half + l + 64] << 4) |
-                               (L[half + l + 96] << 6));
+      qs[half / 4 + l] = static_cast<uint8_t>(L[half + l] | (L[half + l + 32] << 2) |
+                                              (L[half + l + 64] << 4) | (L[half + l + 96] << 6));
     }
   }
 }
@@ -79,7 +78,8 @@ void quantize_row_q2_k(const float* x, BlockQ2_K* y, int64_t n) {
       if (d == 0.0f) continue;
       const float dm = fp16_to_fp32(out.dmin) * static_cast<float>(out.scales[j] >> 4);
       for (int i = 0; i < 16; ++i) {
-        L[16 * j + i] = static_cast<uint8_t>(std::clamp(nearest_int((x[16 * j + i] + dm) / d), 0, 3));
+        L[16 * j + i] =
+            static_cast<uint8_t>(std::clamp(nearest_int((x[16 * j + i] + dm) / d), 0, 3));
       }
     }
     pack_2bit(L, out.qs);

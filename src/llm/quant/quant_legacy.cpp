@@ -69,15 +69,16 @@ void min_max(const float* x, int n, float* min_out, float* max_out) {
   *max_out = max;
 }
 
-uint8_t clamp_to(int limit, int8_t v) { return static_cast<uint8_t>(v < limit ? v : limit); }
+uint8_t clamp_to(int limit, int8_t v) {
+  return static_cast<uint8_t>(v < limit ? v : limit);
+}
 
 void store_u32_le(uint8_t* dst, uint32_t v) {
   for (int i = 0; i < 4; ++i) dst[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
 uint32_t load_u32_le(const uint8_t* src) {
-  return uint32_t{src[0]} | uint32_t{src[1]} << 8 | uint32_t{src[2]} << 16 |
-         uint32_t{src[3]} << 24;
+  return uint32_t{src[0]} | uint32_t{src[1]} << 8 | uint32_t{src[2]} << 16 | uint32_t{src[3]} << 24;
 }
 
 }  // namespace

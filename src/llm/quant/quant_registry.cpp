@@ -63,37 +63,37 @@ constexpr Entry kEntries[] = {
     {GgmlType::BF16, 1, 2, bf16_to_float, bf16_from_float, vec_dot_scalar::bf16_bf16,
      vec_dot_avx2::bf16_bf16, GgmlType::BF16},
     {GgmlType::Q4_0, kQK4_0, sizeof(BlockQ4_0), to_float<BlockQ4_0, dequantize_row_q4_0>,
-     from_float<BlockQ4_0, quantize_row_q4_0>, vec_dot_scalar::q4_0_q8_0,
-     vec_dot_avx2::q4_0_q8_0, GgmlType::Q8_0},
+     from_float<BlockQ4_0, quantize_row_q4_0>, vec_dot_scalar::q4_0_q8_0, vec_dot_avx2::q4_0_q8_0,
+     GgmlType::Q8_0},
     {GgmlType::Q4_1, kQK4_1, sizeof(BlockQ4_1), to_float<BlockQ4_1, dequantize_row_q4_1>,
-     from_float<BlockQ4_1, quantize_row_q4_1>, vec_dot_scalar::q4_1_q8_1,
-     vec_dot_avx2::q4_1_q8_1, GgmlType::Q8_1},
+     from_float<BlockQ4_1, quantize_row_q4_1>, vec_dot_scalar::q4_1_q8_1, vec_dot_avx2::q4_1_q8_1,
+     GgmlType::Q8_1},
     {GgmlType::Q5_0, kQK5_0, sizeof(BlockQ5_0), to_float<BlockQ5_0, dequantize_row_q5_0>,
-     from_float<BlockQ5_0, quantize_row_q5_0>, vec_dot_scalar::q5_0_q8_0,
-     vec_dot_avx2::q5_0_q8_0, GgmlType::Q8_0},
+     from_float<BlockQ5_0, quantize_row_q5_0>, vec_dot_scalar::q5_0_q8_0, vec_dot_avx2::q5_0_q8_0,
+     GgmlType::Q8_0},
     {GgmlType::Q5_1, kQK5_1, sizeof(BlockQ5_1), to_float<BlockQ5_1, dequantize_row_q5_1>,
-     from_float<BlockQ5_1, quantize_row_q5_1>, vec_dot_scalar::q5_1_q8_1,
-     vec_dot_avx2::q5_1_q8_1, GgmlType::Q8_1},
+     from_float<BlockQ5_1, quantize_row_q5_1>, vec_dot_scalar::q5_1_q8_1, vec_dot_avx2::q5_1_q8_1,
+     GgmlType::Q8_1},
     {GgmlType::Q8_0, kQK8_0, sizeof(BlockQ8_0), to_float<BlockQ8_0, dequantize_row_q8_0>,
-     from_float<BlockQ8_0, quantize_row_q8_0>, vec_dot_scalar::q8_0_q8_0,
-     vec_dot_avx2::q8_0_q8_0, GgmlType::Q8_0},
+     from_float<BlockQ8_0, quantize_row_q8_0>, vec_dot_scalar::q8_0_q8_0, vec_dot_avx2::q8_0_q8_0,
+     GgmlType::Q8_0},
     {GgmlType::Q8_1, kQK8_1, sizeof(BlockQ8_1), to_float<BlockQ8_1, dequantize_row_q8_1>,
      from_float<BlockQ8_1, quantize_row_q8_1>, nullptr, nullptr, GgmlType::Q8_1},
     {GgmlType::Q2_K, kQK_K, sizeof(BlockQ2_K), to_float<BlockQ2_K, dequantize_row_q2_k>,
-     from_float<BlockQ2_K, quantize_row_q2_k>, vec_dot_scalar::q2_k_q8_k,
-     vec_dot_avx2::q2_k_q8_k, GgmlType::Q8_K},
+     from_float<BlockQ2_K, quantize_row_q2_k>, vec_dot_scalar::q2_k_q8_k, vec_dot_avx2::q2_k_q8_k,
+     GgmlType::Q8_K},
     {GgmlType::Q3_K, kQK_K, sizeof(BlockQ3_K), to_float<BlockQ3_K, dequantize_row_q3_k>,
-     from_float<BlockQ3_K, quantize_row_q3_k>, vec_dot_scalar::q3_k_q8_k,
-     vec_dot_avx2::q3_k_q8_k, GgmlType::Q8_K},
+     from_float<BlockQ3_K, quantize_row_q3_k>, vec_dot_scalar::q3_k_q8_k, vec_dot_avx2::q3_k_q8_k,
+     GgmlType::Q8_K},
     {GgmlType::Q4_K, kQK_K, sizeof(BlockQ4_K), to_float<BlockQ4_K, dequantize_row_q4_k>,
-     from_float<BlockQ4_K, quantize_row_q4_k>, vec_dot_scalar::q4_k_q8_k,
-     vec_dot_avx2::q4_k_q8_k, GgmlType::Q8_K},
+     from_float<BlockQ4_K, quantize_row_q4_k>, vec_dot_scalar::q4_k_q8_k, vec_dot_avx2::q4_k_q8_k,
+     GgmlType::Q8_K},
     {GgmlType::Q5_K, kQK_K, sizeof(BlockQ5_K), to_float<BlockQ5_K, dequantize_row_q5_k>,
-     from_float<BlockQ5_K, quantize_row_q5_k>, vec_dot_scalar::q5_k_q8_k,
-     vec_dot_avx2::q5_k_q8_k, GgmlType::Q8_K},
+     from_float<BlockQ5_K, quantize_row_q5_k>, vec_dot_scalar::q5_k_q8_k, vec_dot_avx2::q5_k_q8_k,
+     GgmlType::Q8_K},
     {GgmlType::Q6_K, kQK_K, sizeof(BlockQ6_K), to_float<BlockQ6_K, dequantize_row_q6_k>,
-     from_float<BlockQ6_K, quantize_row_q6_k>, vec_dot_scalar::q6_k_q8_k,
-     vec_dot_avx2::q6_k_q8_k, GgmlType::Q8_K},
+     from_float<BlockQ6_K, quantize_row_q6_k>, vec_dot_scalar::q6_k_q8_k, vec_dot_avx2::q6_k_q8_k,
+     GgmlType::Q8_K},
     {GgmlType::Q8_K, kQK_K, sizeof(BlockQ8_K), to_float<BlockQ8_K, dequantize_row_q8_k>,
      from_float<BlockQ8_K, quantize_row_q8_k>, nullptr, nullptr, GgmlType::Q8_K},
 };
@@ -107,11 +107,9 @@ struct Table {
     for (size_t i = 0; i < kCount; ++i) {
       const Entry& e = kEntries[i];
       const bool use_simd = simd && e.simd != nullptr;
-      ops[i] = QuantOps{e.type,       e.block_elements,
-                        e.block_bytes, e.to_float,
-                        e.from_float, use_simd ? e.simd : e.scalar,
-                        e.scalar,     e.vec_dot_type,
-                        use_simd};
+      ops[i] = QuantOps{e.type,     e.block_elements, e.block_bytes,
+                        e.to_float, e.from_float,     use_simd ? e.simd : e.scalar,
+                        e.scalar,   e.vec_dot_type,   use_simd};
     }
   }
 };
@@ -135,8 +133,8 @@ const QuantOps& quant_ops(GgmlType type) {
   const auto traits = ggml_type_traits(static_cast<uint32_t>(type));
   const std::string name =
       traits ? std::string(traits->name) : "id " + std::to_string(static_cast<uint32_t>(type));
-  throw FormatError("tensor type " + name + " is not supported by the CPU quantization code", "",
-                    0, "supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K..q6_K");
+  throw FormatError("tensor type " + name + " is not supported by the CPU quantization code", "", 0,
+                    "supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K..q6_K");
 }
 
 void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {

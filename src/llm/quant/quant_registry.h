@@ -36,7 +36,9 @@ struct QuantOps {
   GgmlType vec_dot_type;  // the format vec_dot wants its activations in
   bool vec_dot_is_simd;   // vec_dot is an AVX2 kernel
 
-  uint64_t row_bytes(int64_t n) const { return static_cast<uint64_t>(n) / block_elements * block_bytes; }
+  uint64_t row_bytes(int64_t n) const {
+    return static_cast<uint64_t>(n) / block_elements * block_bytes;
+  }
   bool row_fits(int64_t n) const { return n >= 0 && n % block_elements == 0; }
 };
 

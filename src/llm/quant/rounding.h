@@ -28,10 +28,16 @@ inline int32_t trunc_to_int32(float x) {
 }
 
 // C's (int8_t)(float) and (uint8_t)(float) as compiled for x86-64.
-inline int8_t trunc_to_int8(float x) { return static_cast<int8_t>(trunc_to_int32(x)); }
-inline uint8_t trunc_to_uint8(float x) { return static_cast<uint8_t>(trunc_to_int32(x)); }
+inline int8_t trunc_to_int8(float x) {
+  return static_cast<int8_t>(trunc_to_int32(x));
+}
+inline uint8_t trunc_to_uint8(float x) {
+  return static_cast<uint8_t>(trunc_to_int32(x));
+}
 
 // roundf (halves away from zero) then (int8_t), as ggml's Q8_0/Q8_1 quantizers.
-inline int8_t round_to_int8(float x) { return trunc_to_int8(std::round(x)); }
+inline int8_t round_to_int8(float x) {
+  return trunc_to_int8(std::round(x));
+}
 
 }  // namespace nvhcq::llm::detail

@@ -43,7 +43,8 @@ NVHCQ_TARGET_AVX2 float q2_k_q8_k(const void* w, const void* a, int64_t n) {
       }
     }
     const float dy = y[b].d;
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * half_to_float(x[b].d)), _mm256_cvtepi32_ps(isum), acc);
+    acc =
+        _mm256_fmadd_ps(_mm256_set1_ps(dy * half_to_float(x[b].d)), _mm256_cvtepi32_ps(isum), acc);
     min_terms += dy * half_to_float(x[b].dmin) * static_cast<float>(msum);
   }
   return hsum(acc) - min_terms;
@@ -66,8 +67,8 @@ NVHCQ_TARGET_AVX2 float q3_k_q8_k(const void* w, const void* a, int64_t n) {
       const __m256i q2 = load256(x[b].qs + 32 * h);
       for (int s = 0; s < 4; ++s) {
         const int k = 4 * h + s;  // element e = 32 k + l has its high bit at bit k of hmask[l]
-        const __m256i high = _mm256_slli_epi16(
-            _mm256_and_si256(_mm256_srli_epi16(hm, k), _mm256_set1_epi8(1)), 2);
+        const __m256i high =
+            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, k), _mm256_set1_epi8(1)), 2);
         const __m256i q = _mm256_or_si256(two_bit_levels(q2, s), high);  // level + 4, in [0, 7]
         const __m256i p = madd_u8_i8(q, load256(y[b].qs + 32 * k));
         isum = _mm256_add_epi32(isum, scale_pairs(p, scales[2 * k], scales[2 * k + 1]));
@@ -124,7 +125,8 @@ NVHCQ_TARGET_AVX2 float q4_k_q8_k(const void* w, const void* a, int64_t n) {
       isum = _mm256_add_epi32(isum, scaled_dot_32(hi, y[b].qs + 64 * c + 32, s.sc[2 * c + 1]));
     }
     const float dy = y[b].d;
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(x[b].d) * dy), _mm256_cvtepi32_ps(isum), acc);
+    acc =
+        _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(x[b].d) * dy), _mm256_cvtepi32_ps(isum), acc);
     min_terms += half_to_float(x[b].dmin) * dy * static_cast<float>(s.min_sum);
   }
   return hsum(acc) - min_terms;
@@ -145,14 +147,16 @@ NVHCQ_TARGET_AVX2 float q5_k_q8_k(const void* w, const void* a, int64_t n) {
       const __m256i q4 = load256(x[b].qs + 32 * c);
       // Bit 2c of qh[l] is bit 4 of element 64c + l, bit 2c + 1 that of element 64c + 32 + l.
       const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4);
-      const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4);
+      const __m256i h1 =
+          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4);
       const __m256i lo = _mm256_or_si256(_mm256_and_si256(q4, low4), h0);
       const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4, 4), low4), h1);
       isum = _mm256_add_epi32(isum, scaled_dot_32(lo, y[b].qs + 64 * c, s.sc[2 * c]));
       isum = _mm256_add_epi32(isum, scaled_dot_32(hi, y[b].qs + 64 * c + 32, s.sc[2 * c + 1]));
     }
     const float dy = y[b].d;
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(x[b].d) * dy), _mm256_cvtepi32_ps(isum), acc);
+    acc =
+        _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(x[b].d) * dy), _mm256_cvtepi32_ps(isum), acc);
     min_terms += half_to_float(x[b].dmin) * dy * static_cast<float>(s.min_sum);
   }
   return hsum(acc) - min_terms;
@@ -178,7 +182,8 @@ NVHCQ_TARGET_AVX2 float q6_k_q8_k(const void* w, const void* a, int64_t n) {
                                _mm256_and_si256(_mm256_srli_epi16(qa, 4), low4),
                                _mm256_and_si256(_mm256_srli_epi16(qb, 4), low4)};
       for (int k = 0; k < 4; ++k) {
-        const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), two), 4);
+        const __m256i high =
+            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), two), 4);
         const __m256i q = _mm256_or_si256(lows[k], high);  // level + 32, in [0, 63]
         const int g = 8 * h + 2 * k;
         const __m256i p = madd_u8_i8(q, load256(y[b].qs + 16 * g));
@@ -194,11 +199,21 @@ NVHCQ_TARGET_AVX2 float q6_k_q8_k(const void* w, const void* a, int64_t n) {
 
 #else  // no x86: the registry never selects these; keep them correct anyway.
 
-float q2_k_q8_k(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q2_k_q8_k(w, a, n); }
-float q3_k_q8_k(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q3_k_q8_k(w, a, n); }
-float q4_k_q8_k(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q4_k_q8_k(w, a, n); }
-float q5_k_q8_k(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q5_k_q8_k(w, a, n); }
-float q6_k_q8_k(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q6_k_q8_k(w, a, n); }
+float q2_k_q8_k(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q2_k_q8_k(w, a, n);
+}
+float q3_k_q8_k(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q3_k_q8_k(w, a, n);
+}
+float q4_k_q8_k(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q4_k_q8_k(w, a, n);
+}
+float q5_k_q8_k(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q5_k_q8_k(w, a, n);
+}
+float q6_k_q8_k(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q6_k_q8_k(w, a, n);
+}
 
 #endif
 

@@ -27,7 +27,8 @@ struct Q4_0Traits {
 struct Q5_0Traits {
   using W = BlockQ5_0;
   NVHCQ_TARGET_AVX2 static __m256i levels(const W& b) {
-    const __m256i high = _mm256_and_si256(spread_bits_32(load_u32_le(b.qh)), _mm256_set1_epi8(0x10));
+    const __m256i high =
+        _mm256_and_si256(spread_bits_32(load_u32_le(b.qh)), _mm256_set1_epi8(0x10));
     return _mm256_sub_epi8(_mm256_or_si256(unpack_nibbles_32(b.qs), high), _mm256_set1_epi8(16));
   }
 };
@@ -68,7 +69,8 @@ struct Q4_1Traits {
 struct Q5_1Traits {
   using W = BlockQ5_1;
   NVHCQ_TARGET_AVX2 static __m256i levels(const W& b) {
-    const __m256i high = _mm256_and_si256(spread_bits_32(load_u32_le(b.qh)), _mm256_set1_epi8(0x10));
+    const __m256i high =
+        _mm256_and_si256(spread_bits_32(load_u32_le(b.qh)), _mm256_set1_epi8(0x10));
     return _mm256_or_si256(unpack_nibbles_32(b.qs), high);
   }
 };
@@ -92,11 +94,21 @@ NVHCQ_TARGET_AVX2 float dot_with_min(const void* w, const void* a, int64_t n) {
 
 }  // namespace
 
-float q4_0_q8_0(const void* w, const void* a, int64_t n) { return dot_symmetric<Q4_0Traits>(w, a, n); }
-float q5_0_q8_0(const void* w, const void* a, int64_t n) { return dot_symmetric<Q5_0Traits>(w, a, n); }
-float q8_0_q8_0(const void* w, const void* a, int64_t n) { return dot_symmetric<Q8_0Traits>(w, a, n); }
-float q4_1_q8_1(const void* w, const void* a, int64_t n) { return dot_with_min<Q4_1Traits>(w, a, n); }
-float q5_1_q8_1(const void* w, const void* a, int64_t n) { return dot_with_min<Q5_1Traits>(w, a, n); }
+float q4_0_q8_0(const void* w, const void* a, int64_t n) {
+  return dot_symmetric<Q4_0Traits>(w, a, n);
+}
+float q5_0_q8_0(const void* w, const void* a, int64_t n) {
+  return dot_symmetric<Q5_0Traits>(w, a, n);
+}
+float q8_0_q8_0(const void* w, const void* a, int64_t n) {
+  return dot_symmetric<Q8_0Traits>(w, a, n);
+}
+float q4_1_q8_1(const void* w, const void* a, int64_t n) {
+  return dot_with_min<Q4_1Traits>(w, a, n);
+}
+float q5_1_q8_1(const void* w, const void* a, int64_t n) {
+  return dot_with_min<Q5_1Traits>(w, a, n);
+}
 
 // The float formats: four independent accumulators of 8 lanes, then the tail.
 NVHCQ_TARGET_AVX2 float f32_f32(const void* w, const void* a, int64_t n) {
@@ -107,10 +119,12 @@ NVHCQ_TARGET_AVX2 float f32_f32(const void* w, const void* a, int64_t n) {
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
     for (int k = 0; k < 4; ++k) {
-      acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * k), _mm256_loadu_ps(y + i + 8 * k), acc[k]);
+      acc[k] =
+          _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * k), _mm256_loadu_ps(y + i + 8 * k), acc[k]);
     }
   }
-  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc[0]);
+  for (; i + 8 <= n; i += 8)
+    acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc[0]);
   float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
   for (; i < n; ++i) sum += x[i] * y[i];
   return sum;
@@ -143,7 +157,9 @@ NVHCQ_TARGET_AVX2 float dot_16bit(const void* w, const void* a, int64_t n) {
   return sum;
 }
 
-float bf16_scalar(uint16_t h) { return bf16_to_fp32(h); }
+float bf16_scalar(uint16_t h) {
+  return bf16_to_fp32(h);
+}
 }  // namespace
 
 float f16_f16(const void* w, const void* a, int64_t n) {
@@ -155,14 +171,30 @@ float bf16_bf16(const void* w, const void* a, int64_t n) {
 
 #else  // no x86: the registry never selects these; keep them correct anyway.
 
-float q4_0_q8_0(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q4_0_q8_0(w, a, n); }
-float q5_0_q8_0(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q5_0_q8_0(w, a, n); }
-float q8_0_q8_0(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q8_0_q8_0(w, a, n); }
-float q4_1_q8_1(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q4_1_q8_1(w, a, n); }
-float q5_1_q8_1(const void* w, const void* a, int64_t n) { return vec_dot_scalar::q5_1_q8_1(w, a, n); }
-float f32_f32(const void* w, const void* a, int64_t n) { return vec_dot_scalar::f32_f32(w, a, n); }
-float f16_f16(const void* w, const void* a, int64_t n) { return vec_dot_scalar::f16_f16(w, a, n); }
-float bf16_bf16(const void* w, const void* a, int64_t n) { return vec_dot_scalar::bf16_bf16(w, a, n); }
+float q4_0_q8_0(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q4_0_q8_0(w, a, n);
+}
+float q5_0_q8_0(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q5_0_q8_0(w, a, n);
+}
+float q8_0_q8_0(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q8_0_q8_0(w, a, n);
+}
+float q4_1_q8_1(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q4_1_q8_1(w, a, n);
+}
+float q5_1_q8_1(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::q5_1_q8_1(w, a, n);
+}
+float f32_f32(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::f32_f32(w, a, n);
+}
+float f16_f16(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::f16_f16(w, a, n);
+}
+float bf16_bf16(const void* w, const void* a, int64_t n) {
+  return vec_dot_scalar::bf16_bf16(w, a, n);
+}
 
 #endif
 
