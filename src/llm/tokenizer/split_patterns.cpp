@@ -47,19 +47,13 @@ constexpr Range kDeepseekLetters[] = {
     {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x1E900, 0x1E943},
 };
 
-// [!-/:-~！-／：-～‘-‟　-。], sorted. (U+3000 never matches: a wregex tokenizer
-// sees it as U+000B, see Text::wide.)
+// [!-/:-~！-／：-～‘-‟　-。], sorted.
 constexpr Range kDeepseekPunctuation[] = {
     {0x21, 0x2F}, {0x3A, 0x7E}, {0x2018, 0x201F}, {0x3000, 0x3002}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E},
 };
 
 // [一-龥ࠀ-一가-퟿], sorted: U+0800..U+4E00 overlaps U+4E00..U+9FA5 at one point.
 constexpr Range kCjk[] = {{0x0800, 0x9FA5}, {0xAC00, 0xD7FF}};
-
-bool is_space_wide(const Text& t, size_t i) {
-  const uint32_t c = t.wide(i);
-  return c == ' ' || (c >= 0x09 && c <= 0x0D);
-}
 
 // Length of the run of positions from `pos` satisfying pred.
 template <typename Pred>
@@ -71,13 +65,12 @@ size_t run(size_t pos, size_t end, Pred pred) {
 
 // \s?X+ where X is given by pred over positions.
 template <typename Pred>
-size_t optional_space_then_run(const Text& t, size_t pos, size_t end, bool (*is_space)(const Text&, size_t),
-                               Pred pred) {
-  if (is_space(t, pos) && pos + 1 < end && pred(pos + 1)) return 1 + run(pos + 1, end, pred);
+size_t optional_space_then_run(const Text& t, size_t pos, size_t end, Pred pred) {
+  if ((t.flags[pos] & kWhitespace) && pos + 1 < end && pred(pos + 1)) {
+    return 1 + run(pos + 1, end, pred);
+  }
   return run(pos, end, pred);
 }
-
-bool is_space_flag(const Text& t, size_t i) { return t.flags[i] & kWhitespace; }
 
 // 's 't 'm 'd 're 've 'll at pos: the length, or 0.
 size_t contraction(const Text& t, size_t pos, size_t end, bool ignore_case) {
@@ -199,27 +192,29 @@ size_t line_break(const Text& t, size_t pos, size_t) {
 }
 
 size_t space_letters(const Text& t, size_t pos, size_t end) {
-  return optional_space_then_run(t, pos, end, is_space_flag,
+  return optional_space_then_run(t, pos, end,
                                  [&](size_t i) { return (t.flags[i] & kLetter) != 0; });
 }
 
 size_t space_punctuation(const Text& t, size_t pos, size_t end) {
-  return optional_space_then_run(t, pos, end, is_space_flag,
+  return optional_space_then_run(t, pos, end,
                                  [&](size_t i) { return (t.flags[i] & kPunctuation) != 0; });
 }
 
 size_t cjk_run(const Text& t, size_t pos, size_t end) {
-  return run(pos, end, [&](size_t i) { return in_ranges(kCjk, t.wide(i)); });
+  return run(pos, end, [&](size_t i) { return in_ranges(kCjk, t.cps[i]); });
 }
 
 size_t deepseek_letters(const Text& t, size_t pos, size_t end) {
-  return optional_space_then_run(t, pos, end, is_space_wide,
-                                 [&](size_t i) { return in_ranges(kDeepseekLetters, t.wide(i)); });
+  return optional_space_then_run(t, pos, end, [&](size_t i) {
+    return in_ranges(kDeepseekLetters, t.cps[i]);
+  });
 }
 
 size_t deepseek_punctuation(const Text& t, size_t pos, size_t end) {
-  return optional_space_then_run(
-      t, pos, end, is_space_wide, [&](size_t i) { return in_ranges(kDeepseekPunctuation, t.wide(i)); });
+  return optional_space_then_run(t, pos, end, [&](size_t i) {
+    return in_ranges(kDeepseekPunctuation, t.cps[i]);
+  });
 }
 
 }  // namespace nvhcq::llm::split

@@ -2,8 +2,9 @@
 // The split patterns pre-tokenizers are made of, each a hand-written matcher for
 // one regex of a model's tokenizer. A matcher looks at text[pos, end) (it never
 // sees past `end`, the end of the piece being split) and returns the length of the
-// match starting at pos, 0 when the pattern does not match there. Matching follows
-// the regex engines llama.cpp relies on, so token ids come out identical.
+// match starting at pos, 0 when the pattern does not match there. \s is Unicode
+// White_Space. Matching follows the regex semantics of the Hugging Face
+// tokenizers the models were trained with (as llama.cpp does, except where noted).
 
 #include <cstddef>
 #include <cstdint>
@@ -23,11 +24,6 @@ struct Text {
   // Flags of position i of a piece ending at `end`: 0 past the piece (no class
   // matches there).
   uint8_t flags_at(size_t i, size_t end) const { return i < end ? flags[i] : 0; }
-  // The code point a std::wregex-based tokenizer sees: non-ASCII whitespace is
-  // folded to U+000B so that \s matches it (the C locale's \s is ASCII-only).
-  uint32_t wide(size_t i) const {
-    return (cps[i] > 0x7F && (flags[i] & unicode::kWhitespace)) ? 0x0B : cps[i];
-  }
 };
 
 using Matcher = size_t (*)(const Text& t, size_t pos, size_t end);
@@ -48,7 +44,9 @@ size_t default_punctuation(const Text& t, size_t pos, size_t end);// [\p{P}\$\+<
 size_t line_break(const Text& t, size_t pos, size_t end);         // [\r\n]
 size_t space_letters(const Text& t, size_t pos, size_t end);      // \s?\p{L}+
 size_t space_punctuation(const Text& t, size_t pos, size_t end);  // \s?\p{P}+
-// [一-龥ࠀ-一가-퟿]+ : CJK ideographs, U+0800..U+4E00 and Hangul.
+// [一-龥ࠀ-一가-퟿]+ : CJK ideographs, U+0800..U+4E00 and Hangul. (llama.cpp
+// folds non-ASCII whitespace to U+000B before matching, which takes U+2000..U+200A
+// and U+3000 out of this class; the Hugging Face tokenizers, and nvhcq, do not.)
 size_t cjk_run(const Text& t, size_t pos, size_t end);
 // DeepSeek LLM: \s?[<cased letters>]+ and \s?[!-/:-~！-／：-～‘-‟　-。]+
 size_t deepseek_letters(const Text& t, size_t pos, size_t end);

@@ -14,7 +14,8 @@ namespace {
 
 constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 
-// Texts of end-of-turn tokens, for files that do not name them (llama.cpp's list).
+// Texts of end-of-turn tokens, for files that do not name them (llama.cpp's list),
+// most specific first.
 constexpr std::string_view kEotTexts[] = {
     "<|eot_id|>", "<|im_end|>",   "<|end|>", "<end_of_turn>", "<|endoftext|>",
     "<|end_of_text|>", "<EOT>", "_<EOT>", "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
@@ -153,20 +154,20 @@ void Tokenizer::load_special_tokens(const GgufMetadata& metadata) {
     throw FormatError("tokenizer.ggml.add_eos_token is true but the model has no EOS token");
   }
 
-  // End-of-turn tokens, found by text when the file does not name them; they are
-  // control tokens even where a converter forgot to mark them so.
-  for (int32_t id = 0; id < static_cast<int32_t>(vocab_.size()); ++id) {
-    const std::string& text = vocab_.text(id);
-    const bool eot_text = std::find(std::begin(kEotTexts), std::end(kEotTexts), text) != std::end(kEotTexts);
-    if (eot_text) {
-      if (eot_ == kNoToken) eot_ = id;
-      eog_.insert(id);
-      vocab_.add_attr(id, kAttrControl);
-    } else if (text == kEomText) {
-      if (eom_ == kNoToken) eom_ = id;
-      eog_.insert(id);
-      vocab_.add_attr(id, kAttrControl);
-    }
+  // End-of-turn tokens, found by text when the file does not name them (the first
+  // text of the list present is the EOT token); they are control tokens even where
+  // a converter forgot to mark them so.
+  for (std::string_view text : kEotTexts) {
+    const int32_t id = vocab_.find(text);
+    if (id == kNoToken) continue;
+    if (eot_ == kNoToken) eot_ = id;
+    eog_.insert(id);
+    vocab_.add_attr(id, kAttrControl);
+  }
+  if (const int32_t id = vocab_.find(kEomText); id != kNoToken) {
+    if (eom_ == kNoToken) eom_ = id;
+    eog_.insert(id);
+    vocab_.add_attr(id, kAttrControl);
   }
   for (int32_t id : {eos_, eot_, eom_}) {
     if (id != kNoToken) eog_.insert(id);
