@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llm/quant/half.h"
+#include "llm/quant/rounding.h"
 #include "llm/quant/simd.h"
 
 namespace nvhcq::llm {
@@ -175,6 +176,27 @@ TEST(QuantHalf, RowConversionsMatchScalarOnEveryPath) {
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i])) << i;
   }
+}
+
+// The Q8_0/Q8_1 quantizers round with a libm-free roundf; it must equal
+// (int8_t)roundf(x) everywhere (exhaustively checked once; a sweep here).
+TEST(QuantHalf, Q8RoundingEqualsRoundf) {
+  auto reference = [](float x) { return detail::trunc_to_int8(std::round(x)); };
+  for (uint64_t b = 0; b < (1ull << 32); b += 257) {
+    const float f = from_bits(static_cast<uint32_t>(b));
+    ASSERT_EQ(detail::round_to_int8(f), reference(f)) << std::hex << b;
+  }
+  for (int i = -300; i <= 300; ++i) {  // the ties and their neighbours
+    const float tie = i + 0.5f;
+    for (float f : {tie, std::nextafter(tie, -1e9f), std::nextafter(tie, 1e9f)}) {
+      ASSERT_EQ(detail::round_to_int8(f), reference(f)) << f;
+    }
+  }
+  EXPECT_EQ(detail::round_to_int8(2.5f), 3);
+  EXPECT_EQ(detail::round_to_int8(-2.5f), -3);
+  EXPECT_EQ(detail::round_to_int8(0.49999997f), 0);
+  EXPECT_EQ(detail::nearest_int(2.5f), 2);  // the K formats' rounding: ties to even
+  EXPECT_EQ(detail::nearest_int(-3.5f), -4);
 }
 
 }  // namespace

@@ -12,12 +12,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "llm/ggml_type.h"
 #include "llm/quant/quant_registry.h"
+#include "llm/quant/quant_rows.h"
 
 namespace nvhcq::llm {
 namespace {
@@ -232,6 +234,32 @@ TEST(QuantRoundTrip, RowsQuantizeIndependently) {
       ops.from_float(x.data() + r * n, parts.data() + r * ops.row_bytes(n), n);
     EXPECT_EQ(whole, parts) << name(t);
   }
+}
+
+// The registry's Q8_0/Q8_1 quantizers (AVX2 on capable CPUs) write exactly the
+// reference bytes: ties, zeros, huge and tiny values, infinities and NaNs included.
+TEST(QuantRoundTrip, ActivationQuantizersWriteReferenceBytes) {
+  std::vector<float> x = normal_row(9, 32 * 64, 5.0f);
+  for (int j = 0; j < 32; ++j) x[j] = (j % 2 ? -1.0f : 1.0f) * (j * 4 + 0.5f);  // d = 1: exact ties
+  x[0] = 127.0f;
+  for (int j = 32; j < 64; ++j) x[j] = 0.0f;                     // all-zero block
+  for (int j = 64; j < 96; ++j) x[j] = 1e-40f * (j - 80);        // subnormal inputs
+  for (int j = 96; j < 128; ++j) x[j] = 3e38f * ((j % 3) - 1.0f);  // near float max
+  x[130] = INFINITY;
+  x[170] = NAN;
+  x[200] = -NAN;
+  x[205] = 2.0f;
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<BlockQ8_0> ref0(n / 32), got0(n / 32);
+  quantize_row_q8_0(x.data(), ref0.data(), n);
+  quant_ops(GgmlType::Q8_0).from_float(x.data(), got0.data(), n);
+  EXPECT_EQ(0, std::memcmp(ref0.data(), got0.data(), ref0.size() * sizeof(BlockQ8_0)));
+  std::vector<BlockQ8_1> ref1(n / 32), got1(n / 32);
+  quantize_row_q8_1(x.data(), ref1.data(), n);
+  quant_ops(GgmlType::Q8_1).from_float(x.data(), got1.data(), n);
+  EXPECT_EQ(0, std::memcmp(ref1.data(), got1.data(), ref1.size() * sizeof(BlockQ8_1)));
+  EXPECT_EQ(ref0[0].qs[1], -5);  // -4.5 rounds away from zero
+  EXPECT_EQ(ref0[0].qs[2], 9);   // 8.5 too
 }
 
 uint64_t fnv1a(const std::vector<uint8_t>& bytes) {

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "llm/quant/half.h"
 #include "llm/quant/quant_rows.h"
+#include "llm/quant/quantize_avx2.h"
 #include "llm/quant/simd.h"
 
 namespace nvhcq::llm {
@@ -53,6 +54,7 @@ struct Entry {
   FromFloatFn from_float;
   VecDotFn scalar, simd;
   GgmlType vec_dot_type;
+  FromFloatFn from_float_simd = nullptr;  // same bytes as from_float, faster
 };
 
 constexpr Entry kEntries[] = {
@@ -76,9 +78,10 @@ constexpr Entry kEntries[] = {
      GgmlType::Q8_1},
     {GgmlType::Q8_0, kQK8_0, sizeof(BlockQ8_0), to_float<BlockQ8_0, dequantize_row_q8_0>,
      from_float<BlockQ8_0, quantize_row_q8_0>, vec_dot_scalar::q8_0_q8_0, vec_dot_avx2::q8_0_q8_0,
-     GgmlType::Q8_0},
+     GgmlType::Q8_0, from_float<BlockQ8_0, quantize_avx2::q8_0>},
     {GgmlType::Q8_1, kQK8_1, sizeof(BlockQ8_1), to_float<BlockQ8_1, dequantize_row_q8_1>,
-     from_float<BlockQ8_1, quantize_row_q8_1>, nullptr, nullptr, GgmlType::Q8_1},
+     from_float<BlockQ8_1, quantize_row_q8_1>, nullptr, nullptr, GgmlType::Q8_1,
+     from_float<BlockQ8_1, quantize_avx2::q8_1>},
     {GgmlType::Q2_K, kQK_K, sizeof(BlockQ2_K), to_float<BlockQ2_K, dequantize_row_q2_k>,
      from_float<BlockQ2_K, quantize_row_q2_k>, vec_dot_scalar::q2_k_q8_k, vec_dot_avx2::q2_k_q8_k,
      GgmlType::Q8_K},
@@ -107,9 +110,11 @@ struct Table {
     for (size_t i = 0; i < kCount; ++i) {
       const Entry& e = kEntries[i];
       const bool use_simd = simd && e.simd != nullptr;
-      ops[i] = QuantOps{e.type,     e.block_elements, e.block_bytes,
-                        e.to_float, e.from_float,     use_simd ? e.simd : e.scalar,
-                        e.scalar,   e.vec_dot_type,   use_simd};
+      const FromFloatFn from =
+          simd && e.from_float_simd != nullptr ? e.from_float_simd : e.from_float;
+      ops[i] = QuantOps{
+          e.type,   e.block_elements, e.block_bytes, e.to_float, from, use_simd ? e.simd : e.scalar,
+          e.scalar, e.vec_dot_type,   use_simd};
     }
   }
 };

@@ -26,7 +26,8 @@ struct QuantOps {
   uint32_t block_bytes;
   // Row conversions; n must be a multiple of block_elements (FormatError otherwise).
   ToFloatFn to_float;
-  // ggml's reference quantizer (bit-identical output); for F16/BF16 the rounding conversion.
+  // ggml's reference quantizer (bit-identical output; Q8_0/Q8_1 take an AVX2 path that
+  // writes the same bytes); for F16/BF16 the rounding conversion.
   FromFloatFn from_float;
   // Weight-row . activation-row, on the best path this CPU has, and on the
   // scalar reference path; null for the activation-only formats Q8_1 and Q8_K.

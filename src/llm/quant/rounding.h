@@ -35,9 +35,17 @@ inline uint8_t trunc_to_uint8(float x) {
   return static_cast<uint8_t>(trunc_to_int32(x));
 }
 
-// roundf (halves away from zero) then (int8_t), as ggml's Q8_0/Q8_1 quantizers.
+// roundf (halves away from zero) then (int8_t), as ggml's Q8_0/Q8_1 quantizers,
+// without a libm call (this runs on every activation row): below 2^23 the
+// fraction x - trunc(x) is exact, above it x is already an integer.
 inline int8_t round_to_int8(float x) {
-  return trunc_to_int8(std::round(x));
+  int32_t t = trunc_to_int32(x);
+  if (t != INT32_MIN) {
+    const float frac = x - static_cast<float>(t);
+    if (frac >= 0.5f) ++t;
+    else if (frac <= -0.5f) --t;
+  }
+  return static_cast<int8_t>(t);
 }
 
 }  // namespace nvhcq::llm::detail
