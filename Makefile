@@ -57,12 +57,7 @@ format:
 # Binaries for a GPU machine (docs/gpu-testing.md): the nvhcq command, the test
 # programs and the benchmarks, with the scripts that run them.
 dist: build
-	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)/tests $(DIST_DIR)/bench
-	cp $(BUILD_DIR)/nvhcq $(DIST_DIR)/
-	cp $(BUILD_DIR)/tests/test_* $(DIST_DIR)/tests/
-	-cp $(BUILD_DIR)/bench/bench_* $(DIST_DIR)/bench/ 2>/dev/null
-	cp scripts/gpu-run-all.sh $(DIST_DIR)/
-	strip $(DIST_DIR)/nvhcq $(DIST_DIR)/tests/* $(DIST_DIR)/bench/* 2>/dev/null || true
+	scripts/make-dist.sh $(BUILD_DIR) $(DIST_DIR)
 	@du -sh $(DIST_DIR)
 
 clean:

@@ -1,5 +1,6 @@
 # libFuzzer targets (configure with clang and -DNVHCQ_FUZZ=ON; `make fuzz` does it).
 #   tests/fuzz/<name>_fuzz.cpp  -> fuzz_<name>, built with -fsanitize=fuzzer,address,undefined
+#   tests/fuzz/<name>_fuzz.options -> extra libFuzzer flags for it (read by scripts/run-fuzzers.sh)
 #   tests/fuzz/seeds/*.cpp      -> programs writing the seed corpora
 # Each fuzzer compiles the sources it tests itself, with coverage instrumentation,
 # rather than linking a whole layer: a fuzzer depends on nothing it does not fuzz.
@@ -32,6 +33,7 @@ foreach(src ${NVHCQ_FUZZERS})
   target_compile_options(fuzz_${name} PRIVATE ${NVHCQ_FUZZ_SANITIZERS} -fsanitize=fuzzer)
   target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_${name} PRIVATE nvhcq_fuzz_llm)
+  target_compile_definitions(fuzz_${name} PRIVATE NVHCQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   set_target_properties(fuzz_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
   add_dependencies(nvhcq_fuzz fuzz_${name})
 endforeach()
@@ -43,6 +45,7 @@ foreach(src ${NVHCQ_FUZZ_SEEDERS})
   target_compile_options(${name} PRIVATE ${NVHCQ_FUZZ_SANITIZERS})
   target_link_options(${name} PRIVATE -fsanitize=address,undefined)
   target_link_libraries(${name} PRIVATE nvhcq_fuzz_llm)
+  target_compile_definitions(${name} PRIVATE NVHCQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz/seeds)
   add_dependencies(nvhcq_fuzz ${name})
 endforeach()

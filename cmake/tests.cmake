@@ -3,8 +3,10 @@
 #   tests/sim/       -> test_sim,     label "sim"  (the simulated Jetson and RM GPU)
 #   tests/gpu/       -> test_gpu,     label "gpu"  (skips cleanly without an NVIDIA GPU)
 #   tests/support/   -> a library every test binary links
-# Files named *_cases.cpp hold parameterized suites that run on every backend: they are
-# compiled into their folder's binary (CPU instances) and into test_gpu (GPU instances).
+# Files named *_cases.cpp hold parameterized suites that run on several backends: they
+# are compiled into their folder's binary (CPU instances), into test_gpu (real GPU
+# instances) and into test_sim (simulated GPUs). tests/cases/ holds suites with no
+# CPU instance, so it gets no binary of its own.
 find_package(GTest REQUIRED)
 include(GoogleTest)
 
@@ -20,6 +22,7 @@ file(GLOB_RECURSE NVHCQ_SHARED_CASES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests
 # The library a test folder links: nvhcq_<folder> when that layer exists, with a few
 # folders named for what they test rather than for a layer.
 set(NVHCQ_TEST_LIB_ops nvhcq_tensor)
+set(NVHCQ_TEST_LIB_runtime nvhcq_gpu)  # unit tests of the gpu/ layer (no GPU needed)
 set(NVHCQ_TEST_LIB_gpu nvhcq_lib)
 set(NVHCQ_TEST_LIB_sim nvhcq_lib)
 function(nvhcq_test_library folder out)
@@ -49,7 +52,8 @@ foreach(dir ${NVHCQ_TEST_DIRS})
     continue()
   endif()
   get_filename_component(layer ${dir} NAME)
-  if(layer STREQUAL "support" OR layer STREQUAL "data" OR layer STREQUAL "fuzz")
+  if(layer STREQUAL "support" OR layer STREQUAL "data" OR layer STREQUAL "fuzz" OR
+     layer STREQUAL "cases")
     continue()
   endif()
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cpp)
@@ -59,7 +63,7 @@ foreach(dir ${NVHCQ_TEST_DIRS})
   if(layer STREQUAL "gpu")
     nvhcq_test_binary(test_gpu gpu gpu ${sources} ${NVHCQ_SHARED_CASES})
   elseif(layer STREQUAL "sim")
-    nvhcq_test_binary(test_sim sim sim ${sources})
+    nvhcq_test_binary(test_sim sim sim ${sources} ${NVHCQ_SHARED_CASES})
   else()
     nvhcq_test_binary(test_${layer} unit ${layer} ${sources})
   endif()

@@ -57,8 +57,12 @@ for fuzzer in "$FUZZ_DIR"/fuzz/fuzz_*; do
   fi
   echo "nvhcq fuzz: running $name for ${FUZZ_SECONDS}s ($(ls "$seeds" | wc -l) seeds)"
   log="$FUZZ_DIR/fuzz-$name.log"
+  options=()
+  if [ -f "tests/fuzz/${name}_fuzz.options" ]; then
+    read -r -a options < "tests/fuzz/${name}_fuzz.options"
+  fi
   set +e
-  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len="$MAX_LEN" \
+  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len="$MAX_LEN" "${options[@]}" \
     -malloc_limit_mb="$MALLOC_LIMIT_MB" -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$findings/$name-" \
     "$corpus" "$seeds" >"$log" 2>&1

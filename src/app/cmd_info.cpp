@@ -12,6 +12,7 @@
 #include "cpu/cpu_info.h"
 #include "cuda/cuda_api.h"
 #include "drv/probe.h"
+#include "drv/rm/rm_gpu.h"
 
 namespace nvhcq::app {
 namespace {
@@ -42,6 +43,40 @@ void print_driver_nodes(const drv::DriverNodes& n) {
   if (!n.has_any_gpu()) {
     std::printf("  No NVIDIA GPU driver is present on this machine: GPU backends are unavailable,"
                 " the CPU backend is used.\n");
+  }
+}
+
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof(b), "0x%x", v);
+  return b;
+}
+
+// Opens every GPU the RM driver lists, as the nv backend does, and says what it found.
+void print_rm_gpus() {
+  int count = 0;
+  try {
+    count = drv::rm::RmGpu::count();
+  } catch (const Error& e) {
+    std::printf("  RM driver: cannot be opened: %s\n", e.what());
+    return;
+  }
+  for (int i = 0; i < count; ++i) {
+    try {
+      drv::rm::RmGpu gpu(i);
+      const auto& g = gpu.info();
+      const auto& c = gpu.classes();
+      std::printf("  nv:%d  %s, %s (SM version %s), %u SMs (%u GPCs x %u TPCs x %u SMs), %.1f GiB\n", i,
+                  g.name.c_str(), g.arch().c_str(), hex(g.sm_version).c_str(), g.sm_count(),
+                  g.num_gpcs, g.tpc_per_gpc, g.sm_per_tpc,
+                  static_cast<double>(g.memory_bytes) / (1ull << 30));
+      std::printf("        driver %s, %s\n", g.driver_version.c_str(), g.uuid.c_str());
+      std::printf("        classes: gpfifo %s, compute %s, copy %s, usermode %s\n",
+                  hex(c.gpfifo).c_str(), hex(c.compute).c_str(), hex(c.dma).c_str(),
+                  hex(c.usermode).c_str());
+    } catch (const Error& e) {
+      std::printf("  nv:%d  cannot be opened: %s\n", i, e.what());
+    }
   }
 }
 
@@ -95,6 +130,10 @@ int run_info(const Args& args) {
   print_cpu();
   auto nodes = drv::probe_driver_nodes();
   print_driver_nodes(nodes);
+  if (nodes.has_rm()) {
+    std::printf("GPUs through RM (the direct nv path):\n");
+    print_rm_gpus();
+  }
   print_nvrtc();
   print_libcuda();
   return 0;

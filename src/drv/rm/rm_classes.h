@@ -1,0 +1,45 @@
+#pragma once
+// RM object class ids (open-gpu-kernel-modules src/common/sdk/nvidia/inc/class/).
+
+#include <cstdint>
+
+namespace nvhcq::drv::rm {
+
+enum RmClass : uint32_t {
+  NV01_ROOT_CLIENT = 0x41,
+  NV01_DEVICE_0 = 0x80,
+  NV20_SUBDEVICE_0 = 0x2080,
+  NV01_MEMORY_SYSTEM = 0x3e,
+  NV01_MEMORY_LOCAL_USER = 0x40,
+  NV01_MEMORY_VIRTUAL = 0x70,
+  NV01_MEMORY_SYSTEM_OS_DESCRIPTOR = 0x71,
+  GT200_DEBUGGER = 0x83de,
+  FERMI_CONTEXT_SHARE_A = 0x9067,
+  FERMI_VASPACE_A = 0x90f1,
+  KEPLER_CHANNEL_GROUP_A = 0xa06c,
+
+  TURING_USERMODE_A = 0xc461,
+  AMPERE_USERMODE_A = 0xc561,
+  HOPPER_USERMODE_A = 0xc661,
+  BLACKWELL_USERMODE_A = 0xc761,
+
+  AMPERE_CHANNEL_GPFIFO_A = 0xc56f,
+  HOPPER_CHANNEL_GPFIFO_A = 0xc86f,
+  BLACKWELL_CHANNEL_GPFIFO_A = 0xc96f,
+  BLACKWELL_CHANNEL_GPFIFO_B = 0xca6f,
+
+  AMPERE_COMPUTE_A = 0xc6c0,
+  AMPERE_COMPUTE_B = 0xc7c0,
+  ADA_COMPUTE_A = 0xc9c0,
+  HOPPER_COMPUTE_A = 0xcbc0,
+  BLACKWELL_COMPUTE_A = 0xcdc0,
+  BLACKWELL_COMPUTE_B = 0xcec0,
+
+  AMPERE_DMA_COPY_A = 0xc6b5,
+  AMPERE_DMA_COPY_B = 0xc7b5,
+  HOPPER_DMA_COPY_A = 0xc8b5,
+  BLACKWELL_DMA_COPY_A = 0xc9b5,
+  BLACKWELL_DMA_COPY_B = 0xcab5,
+};
+
+}  // namespace nvhcq::drv::rm

@@ -1,0 +1,85 @@
+#pragma once
+// An RM client: the process's handle on nvidia.ko. It owns /dev/nvidiactl and
+// /dev/nvidia-uvm, the root client object, and speaks the escapes (alloc, free,
+// control, CPU mapping) and UVM ioctls on behalf of every opened GPU. One per
+// process, created on first use.
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "drv/rm/rm_abi.h"
+#include "drv/sys.h"
+
+namespace nvhcq::drv::rm {
+
+// Driver major versions whose ABI nvhcq is written against.
+constexpr int kSupportedDriverMajors[] = {580};
+
+class RmClient {
+ public:
+  // The process-wide client; opens the driver on first call. Throws Error when
+  // the driver is absent or its version is not supported.
+  static RmClient& instance();
+
+  NvHandle root() const { return root_; }
+  int ctl_fd() const { return ctl_.get(); }
+  int uvm_fd() const { return uvm_.get(); }
+  const std::string& driver_version() const { return driver_version_; }
+
+  // NV_ESC_RM_ALLOC; returns the new object's handle (RM chooses it).
+  NvHandle alloc(NvHandle parent, uint32_t cls, void* params, uint32_t params_size,
+                 const char* what);
+  template <typename P>
+  NvHandle alloc(NvHandle parent, uint32_t cls, P& params, const char* what) {
+    return alloc(parent, cls, &params, sizeof(P), what);
+  }
+  NvHandle alloc(NvHandle parent, uint32_t cls, const char* what) {
+    return alloc(parent, cls, nullptr, 0, what);
+  }
+  // NV_ESC_RM_FREE; errors are logged, not thrown (used on teardown paths).
+  void free(NvHandle parent, NvHandle object);
+
+  void control(NvHandle object, uint32_t cmd, void* params, uint32_t size, const char* what);
+  template <typename P>
+  P& control(NvHandle object, uint32_t cmd, P& params, const char* what) {
+    control(object, cmd, &params, sizeof(P), what);
+    return params;
+  }
+
+  // A UVM ioctl: params must end in ... NvStatus rmStatus at `status_offset`.
+  void uvm(unsigned long cmd, void* params, size_t status_offset, const char* what, int fd = -1);
+  template <typename P>
+  void uvm(unsigned long cmd, P& params, const char* what) {
+    uvm(cmd, &params, offsetof(P, rmStatus), what);
+  }
+
+  std::vector<NvCardInfo> cards();
+  // Opens /dev/nvidiaN and registers it with the control fd.
+  Fd open_gpu_fd(uint32_t minor);
+  // Maps RM memory object `memory` (of `device`) into the CPU at `target`
+  // (MAP_FIXED) with the given NVOS33 caching flags. `system` picks the control
+  // node (system memory) instead of the GPU node (video memory through BAR1).
+  void map_to_cpu(NvHandle device, NvHandle memory, uint64_t size, void* target, uint32_t flags,
+                  uint32_t gpu_minor, bool system);
+
+  // A fresh handle for objects whose handle the caller must provide (OS-descriptor memory).
+  NvHandle next_handle();
+
+  RmClient(const RmClient&) = delete;
+  RmClient& operator=(const RmClient&) = delete;
+
+ private:
+  RmClient();
+  void check_driver_version();
+
+  Fd ctl_, uvm_, uvm_mm_;
+  NvHandle root_ = 0;
+  std::string driver_version_;
+  std::mutex handle_mutex_;
+  NvHandle handle_counter_ = 0xcaf00000;
+};
+
+}  // namespace nvhcq::drv::rm

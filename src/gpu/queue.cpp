@@ -1,0 +1,227 @@
+#include "gpu/queue.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+#include "gpu/device.h"
+#include "gpu/hw/methods.h"
+
+namespace nvhcq::gpu {
+namespace {
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+void put_u32(uint8_t* base, uint32_t off, uint32_t v) { std::memcpy(base + off, &v, 4); }
+void put_u64(uint8_t* base, uint32_t off, uint64_t v) { std::memcpy(base + off, &v, 8); }
+
+// Sets the QMD's shared-memory size and the SM carve-out it needs: the smallest
+// configuration that holds it (fewest bytes taken from L1), allowing up to the largest.
+void set_shared_memory(Qmd& q, const hw::ArchParams& arch, uint32_t shared_bytes) {
+  const hw::QmdLayout& l = q.layout();
+  q.set(l.shared_memory_size, shared_bytes);
+  uint32_t chosen = arch.shared_configs_kib.back();
+  for (uint32_t kib : arch.shared_configs_kib) {
+    if (kib != 0 && kib * 1024 >= shared_bytes) {
+      chosen = kib;
+      break;
+    }
+  }
+  // The encoding counts 4 KiB steps, plus one.
+  q.set(l.min_sm_config_shared_mem_size, chosen / 4 + 1);
+  q.set(l.target_sm_config_shared_mem_size, chosen / 4 + 1);
+  q.set(l.max_sm_config_shared_mem_size, arch.shared_configs_kib.back() / 4 + 1);
+}
+
+}  // namespace
+
+QueueCommands::Command& QueueCommands::command(size_t index, Kind expected, const char* what) {
+  if (index >= commands_.size() || commands_[index].kind != expected) {
+    throw Error(std::string("command ") + std::to_string(index) + " of the queue is not a " + what);
+  }
+  return commands_[index];
+}
+
+void QueueCommands::add_wait(uint64_t va, uint64_t value) {
+  Command c{Kind::kWait};
+  c.va = va;
+  c.value = value;
+  commands_.push_back(std::move(c));
+}
+
+void QueueCommands::add_signal(uint64_t va, uint64_t value) {
+  Command c{Kind::kSignal};
+  c.va = va;
+  c.value = value;
+  commands_.push_back(std::move(c));
+}
+
+void QueueCommands::update_wait(size_t index, uint64_t signal_va, uint64_t value) {
+  Command& c = command(index, Kind::kWait, "wait");
+  c.va = signal_va;
+  c.value = value;
+}
+
+void QueueCommands::update_signal(size_t index, uint64_t signal_va, uint64_t value) {
+  Command& c = command(index, Kind::kSignal, "signal");
+  c.va = signal_va;
+  c.value = value;
+}
+
+bool QueueCommands::encode_sync(Device& device, const Command& c, drv::Engine engine,
+                                PushBuffer& pb) const {
+  if (c.kind == Kind::kWait) {
+    device.encode_acquire(pb, c.va, c.value);
+    return true;
+  }
+  if (c.kind == Kind::kSignal) {
+    device.encode_release(engine, pb, c.va, c.value);
+    return true;
+  }
+  return false;
+}
+
+ComputeQueue& ComputeQueue::exec(const Program& program, const KernelArgs& args,
+                                 const LaunchDims& dims) {
+  program.check_launch(dims);
+  Command c{Kind::kExec};
+  c.program = &program;
+  c.params = program.pack(args);
+  c.dims = dims;
+  commands_.push_back(std::move(c));
+  return *this;
+}
+
+ComputeQueue& ComputeQueue::memory_barrier() {
+  commands_.push_back(Command{Kind::kBarrier});
+  return *this;
+}
+
+void ComputeQueue::update_exec(size_t index, const KernelArgs* args, const LaunchDims* dims) {
+  Command& c = command(index, Kind::kExec, "launch");
+  if (dims != nullptr) {
+    c.program->check_launch(*dims);
+    c.dims = *dims;
+  }
+  if (args != nullptr) c.params = c.program->pack(*args);
+}
+
+PushBuffer ComputeQueue::encode(Device& device) const {
+  PushBuffer pb;
+  if (device.take_code_upload()) {
+    pb.method(hw::kSubchCompute, hw::compute::INVALIDATE_SHADER_CACHES_NO_WFI,
+              {hw::compute::INVALIDATE_INSTRUCTION | hw::compute::INVALIDATE_GLOBAL_DATA |
+               hw::compute::INVALIDATE_CONSTANT});
+  }
+  const hw::ArchParams& arch = device.arch();
+  const hw::ShaderWindows& windows = device.windows();
+  uint8_t* previous_qmd_cpu = nullptr;  // set while the last command was a launch
+  Qmd previous_qmd(*arch.qmd);
+  bool launched_since_idle = false;
+
+  for (const Command& c : commands_) {
+    if (encode_sync(device, c, drv::Engine::kCompute, pb)) {
+      previous_qmd_cpu = nullptr;
+      if (c.kind == Kind::kSignal) launched_since_idle = false;  // releases wait for idle
+      continue;
+    }
+    if (c.kind == Kind::kBarrier) {
+      pb.method(hw::kSubchCompute, hw::compute::INVALIDATE_SHADER_CACHES_NO_WFI,
+                {hw::compute::INVALIDATE_GLOBAL_DATA | hw::compute::INVALIDATE_CONSTANT});
+      previous_qmd_cpu = nullptr;
+      continue;
+    }
+    const Program& p = *c.program;
+    uint32_t cbuf_bytes = p.cbuf0_bytes();
+    uint32_t cbuf_span = static_cast<uint32_t>(round_up(cbuf_bytes, 256));
+    TimelineRing::Span span = device.kernargs().alloc(cbuf_span + arch.qmd->size_bytes, 256);
+
+    // Constant bank 0: what the driver provides, then the parameters.
+    uint8_t* cbuf = span.cpu;
+    std::vector<uint8_t> bank(cbuf_bytes, 0);
+    for (int i = 0; i < 3; ++i) {
+      put_u32(bank.data(), arch.cbuf0_block_dim + 4 * i, c.dims.block[i]);
+      put_u32(bank.data(), arch.cbuf0_grid_dim + 4 * i, c.dims.grid[i]);
+    }
+    put_u64(bank.data(), arch.cbuf0_shared_window, windows.shared);
+    put_u64(bank.data(), arch.cbuf0_local_window, windows.local);
+    put_u32(bank.data(), arch.cbuf0_stack_top, arch.stack_top_value);
+    std::copy(c.params.begin(), c.params.end(), bank.begin() + p.param_base());
+    std::memcpy(cbuf, bank.data(), bank.size());
+
+    Qmd qmd = p.qmd_template();
+    qmd.set_grid(c.dims.grid[0], c.dims.grid[1], c.dims.grid[2]);
+    qmd.set_block(c.dims.block[0], c.dims.block[1], c.dims.block[2]);
+    set_shared_memory(qmd, arch, p.shared_bytes(c.dims));
+    qmd.set(qmd.layout().shader_local_memory_high_size, device.local_memory_per_thread());
+    qmd.set_constant_buffer(0, span.va, cbuf_bytes);
+    uint8_t* qmd_cpu = span.cpu + cbuf_span;
+    uint64_t qmd_va = span.va + cbuf_span;
+    std::memcpy(qmd_cpu, qmd.data(), qmd.size());
+
+    if (previous_qmd_cpu != nullptr) {
+      // Chain: the previous launch schedules this one when it completes. Neither
+      // has been submitted yet, so rewriting the previous QMD is safe.
+      previous_qmd.chain_to(qmd_va);
+      std::memcpy(previous_qmd_cpu, previous_qmd.data(), previous_qmd.size());
+    } else {
+      if (launched_since_idle) {
+        pb.method(hw::kSubchHost, hw::host::WFI, {hw::host::WFI_SCOPE_ALL});
+      }
+      pb.method(hw::kSubchCompute, hw::compute::SEND_PCAS_A, {static_cast<uint32_t>(qmd_va >> 8)});
+      pb.method(hw::kSubchCompute, hw::compute::SEND_SIGNALING_PCAS2_B,
+                {hw::compute::PCAS_ACTION_INVALIDATE_PREFETCH_COPY_SCHEDULE});
+    }
+    previous_qmd = qmd;
+    previous_qmd_cpu = qmd_cpu;
+    launched_since_idle = true;
+  }
+  return pb;
+}
+
+uint64_t ComputeQueue::submit(Device& device) {
+  PushBuffer pb = encode(device);
+  return device.submit(drv::Engine::kCompute, pb);
+}
+
+CopyQueue& CopyQueue::copy(uint64_t dst_va, uint64_t src_va, uint64_t bytes) {
+  Command c{Kind::kCopy};
+  c.dst = dst_va;
+  c.src = src_va;
+  c.bytes = bytes;
+  commands_.push_back(std::move(c));
+  return *this;
+}
+
+void CopyQueue::update_copy(size_t index, uint64_t dst_va, uint64_t src_va, uint64_t bytes) {
+  Command& c = command(index, Kind::kCopy, "copy");
+  c.dst = dst_va;
+  c.src = src_va;
+  c.bytes = bytes;
+}
+
+PushBuffer CopyQueue::encode(Device& device) const {
+  PushBuffer pb;
+  for (const Command& c : commands_) {
+    if (encode_sync(device, c, drv::Engine::kCopy, pb)) continue;
+    for (uint64_t off = 0; off < c.bytes; off += hw::copy::kMaxLineBytes) {
+      uint64_t n = std::min<uint64_t>(hw::copy::kMaxLineBytes, c.bytes - off);
+      uint64_t src = c.src + off, dst = c.dst + off;
+      pb.method(hw::kSubchCopy, hw::copy::OFFSET_IN_UPPER,
+                {PushBuffer::hi(src), PushBuffer::lo(src), PushBuffer::hi(dst), PushBuffer::lo(dst)});
+      pb.method(hw::kSubchCopy, hw::copy::LINE_LENGTH_IN, {static_cast<uint32_t>(n)});
+      pb.method(hw::kSubchCopy, hw::copy::LAUNCH_DMA,
+                {hw::copy::LAUNCH_DMA_DATA_TRANSFER_TYPE_NON_PIPELINED |
+                 hw::copy::LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH |
+                 hw::copy::LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH});
+    }
+  }
+  return pb;
+}
+
+uint64_t CopyQueue::submit(Device& device) {
+  PushBuffer pb = encode(device);
+  return device.submit(drv::Engine::kCopy, pb);
+}
+
+}  // namespace nvhcq::gpu
