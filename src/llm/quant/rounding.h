@@ -42,8 +42,10 @@ inline int8_t round_to_int8(float x) {
   int32_t t = trunc_to_int32(x);
   if (t != INT32_MIN) {
     const float frac = x - static_cast<float>(t);
-    if (frac >= 0.5f) ++t;
-    else if (frac <= -0.5f) --t;
+    if (frac >= 0.5f)
+      ++t;
+    else if (frac <= -0.5f)
+      --t;
   }
   return static_cast<int8_t>(t);
 }

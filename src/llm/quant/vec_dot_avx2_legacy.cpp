@@ -45,8 +45,30 @@ NVHCQ_TARGET_AVX2 inline __m256 accumulate_symmetric(const typename T::W& x, con
   return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
 }
 
-// Symmetric formats with Q8_0 activations: sum over blocks of d_w d_a sum(q_w q_a).
-// Two accumulators let consecutive blocks overlap in the pipeline.
+// Lane i of the products d_w * d_a of blocks 0-3, the four f16 pairs converted together.
+template <typename T>
+NVHCQ_TARGET_AVX2 inline __m256 scales4(const typename T::W* x, const BlockQ8_0* y) {
+  const __m128i xd =
+      _mm_setr_epi16(static_cast<int16_t>(x[0].d), static_cast<int16_t>(x[1].d),
+                     static_cast<int16_t>(x[2].d), static_cast<int16_t>(x[3].d), 0, 0, 0, 0);
+  const __m128i yd =
+      _mm_setr_epi16(static_cast<int16_t>(y[0].d), static_cast<int16_t>(y[1].d),
+                     static_cast<int16_t>(y[2].d), static_cast<int16_t>(y[3].d), 0, 0, 0, 0);
+  return _mm256_castps128_ps256(_mm_mul_ps(_mm_cvtph_ps(xd), _mm_cvtph_ps(yd)));
+}
+
+template <int i>
+NVHCQ_TARGET_AVX2 inline __m256 lane(__m256 v) {
+  return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i));
+}
+
+template <typename T>
+NVHCQ_TARGET_AVX2 inline __m256 block_sum(const typename T::W& x, const BlockQ8_0& y) {
+  return _mm256_cvtepi32_ps(dot_i8_i8(T::levels(x), load256(y.qs)));
+}
+
+// Symmetric formats with Q8_0 activations: sum over blocks of d_w d_a sum(q_w q_a),
+// four blocks per step with their scales converted together, two accumulators.
 template <typename T>
 NVHCQ_TARGET_AVX2 float dot_symmetric(const void* w, const void* a, int64_t n) {
   const auto* x = static_cast<const typename T::W*>(w);
@@ -54,11 +76,14 @@ NVHCQ_TARGET_AVX2 float dot_symmetric(const void* w, const void* a, int64_t n) {
   const int64_t nb = n / kQK8_0;
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   int64_t b = 0;
-  for (; b + 2 <= nb; b += 2) {
-    acc0 = accumulate_symmetric<T>(x[b], y[b], acc0);
-    acc1 = accumulate_symmetric<T>(x[b + 1], y[b + 1], acc1);
+  for (; b + 4 <= nb; b += 4) {
+    const __m256 d = scales4<T>(x + b, y + b);
+    acc0 = _mm256_fmadd_ps(lane<0>(d), block_sum<T>(x[b], y[b]), acc0);
+    acc1 = _mm256_fmadd_ps(lane<1>(d), block_sum<T>(x[b + 1], y[b + 1]), acc1);
+    acc0 = _mm256_fmadd_ps(lane<2>(d), block_sum<T>(x[b + 2], y[b + 2]), acc0);
+    acc1 = _mm256_fmadd_ps(lane<3>(d), block_sum<T>(x[b + 3], y[b + 3]), acc1);
   }
-  if (b < nb) acc0 = accumulate_symmetric<T>(x[b], y[b], acc0);
+  for (; b < nb; ++b) acc0 = accumulate_symmetric<T>(x[b], y[b], acc0);
   return hsum(_mm256_add_ps(acc0, acc1));
 }
 
