@@ -1,6 +1,8 @@
 #include "tensor/cpu_backend.h"
 
 #include <algorithm>
+#include <atomic>
+#include <string>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -46,7 +48,25 @@ const std::string& CpuBackend::name() const {
   return n;
 }
 
-std::shared_ptr<Buffer> CpuBackend::allocate(size_t bytes) { return std::make_shared<HostBuffer>(this, bytes); }
+namespace {
+
+std::atomic<bool>& poison_flag() {
+  static std::atomic<bool> flag{[] {
+    const char* env = std::getenv("NVHCQ_POISON_BUFFERS");
+    return env != nullptr && std::string(env) == "1";
+  }()};
+  return flag;
+}
+
+}  // namespace
+
+void CpuBackend::set_poison_new_buffers(bool on) { poison_flag().store(on); }
+
+std::shared_ptr<Buffer> CpuBackend::allocate(size_t bytes) {
+  auto buf = std::make_shared<HostBuffer>(this, bytes);
+  if (poison_flag().load(std::memory_order_relaxed) && bytes > 0) std::memset(buf->host_ptr(), 0x7F, bytes);
+  return buf;
+}
 
 void CpuBackend::copy_in(Buffer& dst, size_t offset, const void* src, size_t bytes) {
   check_range(dst, offset, bytes, "copy_in");

@@ -18,6 +18,11 @@ class CpuBackend final : public Backend {
   void copy_out(const Buffer& src, size_t offset, void* dst, size_t bytes) override;
   void execute(const Schedule& schedule) override;
 
+  // When on, new buffers are filled with 0x7F bytes (NaN for f16, huge values for
+  // f32/bf16/f64, 127 for i8) so a kernel that leaves an element unwritten is
+  // caught by the tests. Also enabled by NVHCQ_POISON_BUFFERS=1.
+  static void set_poison_new_buffers(bool on);
+
  private:
   void run(Node& node);
 };
