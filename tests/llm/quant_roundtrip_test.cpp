@@ -242,8 +242,8 @@ TEST(QuantRoundTrip, ActivationQuantizersWriteReferenceBytes) {
   std::vector<float> x = normal_row(9, 32 * 64, 5.0f);
   for (int j = 0; j < 32; ++j) x[j] = (j % 2 ? -1.0f : 1.0f) * (j * 4 + 0.5f);  // d = 1: exact ties
   x[0] = 127.0f;
-  for (int j = 32; j < 64; ++j) x[j] = 0.0f;                     // all-zero block
-  for (int j = 64; j < 96; ++j) x[j] = 1e-40f * (j - 80);        // subnormal inputs
+  for (int j = 32; j < 64; ++j) x[j] = 0.0f;                       // all-zero block
+  for (int j = 64; j < 96; ++j) x[j] = 1e-40f * (j - 80);          // subnormal inputs
   for (int j = 96; j < 128; ++j) x[j] = 3e38f * ((j % 3) - 1.0f);  // near float max
   x[130] = INFINITY;
   x[170] = NAN;
