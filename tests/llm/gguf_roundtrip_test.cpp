@@ -201,6 +201,13 @@ TEST(GgufRoundTrip, WriterRefusesMisuseAndLeavesNoPartialFile) {
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 
+  try {
+    GgufFileWriter bad(w, "/nonexistent-dir/x.gguf");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.gguf"), std::string::npos) << e.what();
+  }
+
   EXPECT_THROW(w.add_tensor("a", GgmlType::F32, {1}), FormatError) << "duplicate name";
   EXPECT_THROW(w.add_tensor(std::string(64, 'x'), GgmlType::F32, {1}), FormatError);
   EXPECT_THROW(w.add_tensor("c", GgmlType::Q4_0, {33}), FormatError) << "partial block";

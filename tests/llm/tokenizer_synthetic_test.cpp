@@ -95,6 +95,26 @@ TEST(TokenizerBpe, IgnoreMergesTakesWholeWordTokens) {
   EXPECT_EQ(tok.encode("abc", true), (std::vector<int32_t>{9, 6}));
 }
 
+TEST(TokenizerBpe, OverlappingSpecialTokensLongestFirst) {
+  // "<x>" and "x>yy" overlap in "<x>yy"; the longer one is split out first
+  // (llama.cpp's order), leaving "<" as text.
+  GgufMetadata m = bpe_vocab("gpt-2", {"a b"});
+  m.set("tokenizer.ggml.tokens", GgufValue::string_array({"a", "b", "c", "\xc4\xa0", "ab", "bc",
+                                                          "abc", "<", "<x>", "x>yy"}));
+  m.set("tokenizer.ggml.token_type",
+        GgufValue::array<int32_t>(std::vector<int32_t>{1, 1, 1, 1, 1, 1, 1, 1, 3, 4}));
+  Tokenizer tok = Tokenizer::from_metadata(m);
+  EXPECT_EQ(tok.encode("<x>yy", false, true), (std::vector<int32_t>{7, 9}));
+  // Without parse_special the control token "<x>" is text, the user-defined "x>yy" is not.
+  EXPECT_EQ(tok.encode("<x>yy", false, false), (std::vector<int32_t>{7, 9}));
+  EXPECT_EQ(tok.encode("c<x>c", false, true), (std::vector<int32_t>{2, 8, 2}));
+  EXPECT_EQ(tok.encode("ab<x>", false, false), (std::vector<int32_t>{4, 7})) << "'x', '>' have no tokens";
+  EXPECT_EQ(tok.decode(std::vector<int32_t>{2, 8, 2}), "cc");
+  DecodeOptions render;
+  render.render_special = true;
+  EXPECT_EQ(tok.decode(std::vector<int32_t>{2, 8, 2}, render), "c<x>c");
+}
+
 std::string load_error(const GgufMetadata& m) {
   try {
     Tokenizer::from_metadata(m);

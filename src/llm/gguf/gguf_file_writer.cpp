@@ -14,9 +14,16 @@ GgufFileWriter::GgufFileWriter(const GgufWriter& plan, std::string path)
   check_errno(file_ != nullptr, "cannot create " + tmp_path_, "fopen");
   // Large sequential writes: a big buffer keeps the syscall count low.
   std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
-  const std::vector<uint8_t> header = plan_.header_bytes();
-  data_offset_ = header.size();
-  put(header.data(), header.size());
+  try {
+    const std::vector<uint8_t> header = plan_.header_bytes();
+    data_offset_ = header.size();
+    put(header.data(), header.size());
+  } catch (...) {
+    // The destructor does not run for a constructor that throws: clean up here.
+    close_file();
+    std::remove(tmp_path_.c_str());
+    throw;
+  }
   // Zero-byte tensors at the start are complete already.
   while (tensor_ < plan_.tensors().size() && plan_.tensors()[tensor_].n_bytes == 0) ++tensor_;
 }

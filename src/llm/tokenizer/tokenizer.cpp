@@ -1,7 +1,6 @@
 #include "llm/tokenizer/tokenizer.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 
 #include "base/error.h"
@@ -182,6 +181,11 @@ void Tokenizer::load_special_tokens(const GgufMetadata& metadata) {
   std::stable_sort(special_tokens_.begin(), special_tokens_.end(), [&](int32_t a, int32_t b) {
     return vocab_.text(a).size() > vocab_.text(b).size();
   });
+  special_rank_.assign(vocab_.size(), 0);
+  for (size_t i = 0; i < special_tokens_.size(); ++i) {
+    special_rank_[static_cast<size_t>(special_tokens_[i])] = static_cast<uint32_t>(i);
+    special_index_.add(vocab_.text(special_tokens_[i]), special_tokens_[i]);
+  }
 
   // Phi-3's special tokens swallow the whitespace after them (llama.cpp's rule,
   // keyed on the model name).
@@ -202,14 +206,17 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_special(std::string_view text,
   std::vector<Fragment> fragments;
   if (text.empty()) return fragments;
   fragments.push_back({kNoToken, 0, text.size()});
-  std::array<bool, 256> present{};
-  for (unsigned char c : text) present[c] = true;
+  // Only tokens that occur in the text can split it; visit them in the fixed
+  // longest-first order, which decides between overlapping matches.
+  std::vector<int32_t> candidates = special_index_.occurring_in(text);
+  std::sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
+    return special_rank_[static_cast<size_t>(a)] < special_rank_[static_cast<size_t>(b)];
+  });
 
-  for (int32_t id : special_tokens_) {
+  for (int32_t id : candidates) {
     const uint32_t attr = vocab_.attr(id);
     if (!parse_special && (attr & (kAttrControl | kAttrUnknown))) continue;
     const std::string& special = vocab_.text(id);
-    if (!present[static_cast<unsigned char>(special[0])]) continue;
     std::vector<Fragment> next;
     next.reserve(fragments.size() + 2);
     for (const Fragment& f : fragments) {

@@ -20,6 +20,7 @@
 #include "llm/gguf/gguf_file.h"
 #include "llm/tokenizer/bpe_encoder.h"
 #include "llm/tokenizer/pre_tokenizer.h"
+#include "llm/tokenizer/special_token_index.h"
 #include "llm/tokenizer/token_vocab.h"
 
 namespace nvhcq::llm {
@@ -105,6 +106,8 @@ class Tokenizer {
   int32_t unk_ = kNoToken, pad_ = kNoToken;
   std::set<int32_t> eog_;
   std::vector<int32_t> special_tokens_;  // longest text first: matched in that order
+  std::vector<uint32_t> special_rank_;   // id -> position in special_tokens_
+  SpecialTokenIndex special_index_;
 };
 
 }  // namespace nvhcq::llm
