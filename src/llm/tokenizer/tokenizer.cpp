@@ -264,6 +264,11 @@ void Tokenizer::encode_text(std::string_view text, bool after_special,
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
                                        bool parse_special) const {
+  // The merge loops index bytes with 32 bits.
+  if (text.size() > (size_t{1} << 31)) {
+    throw UsageError("cannot tokenize " + std::to_string(text.size()) +
+                     " bytes at once (2 GiB at most)");
+  }
   std::vector<int32_t> out;
   if (add_special && add_bos_) out.push_back(bos_);
   bool after_special = true;  // the text's start counts as following a special token
