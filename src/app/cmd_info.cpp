@@ -66,8 +66,8 @@ void print_rm_gpus() {
       drv::rm::RmGpu gpu(i);
       const auto& g = gpu.info();
       const auto& c = gpu.classes();
-      std::printf("  nv:%d  %s, %s (SM version %s), %u SMs (%u GPCs x %u TPCs x %u SMs), %.1f GiB\n", i,
-                  g.name.c_str(), g.arch().c_str(), hex(g.sm_version).c_str(), g.sm_count(),
+      std::printf("  nv:%d  %s, %s (SM version %s), %u SMs (of %u GPCs x %u TPCs x %u SMs), %.1f GiB\n",
+                  i, g.name.c_str(), g.arch().c_str(), hex(g.sm_version).c_str(), g.sm_count(),
                   g.num_gpcs, g.tpc_per_gpc, g.sm_per_tpc,
                   static_cast<double>(g.memory_bytes) / (1ull << 30));
       std::printf("        driver %s, %s\n", g.driver_version.c_str(), g.uuid.c_str());

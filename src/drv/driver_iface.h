@@ -17,12 +17,18 @@ struct GpuInfo {
   uint32_t compute_class = 0;     // e.g. 0xcbc0 HOPPER_COMPUTE_A
   uint32_t dma_class = 0;         // e.g. 0xc8b5 HOPPER_DMA_COPY_A
   uint32_t gpfifo_class = 0;      // e.g. 0xc86f HOPPER_CHANNEL_GPFIFO_A
+  // The chip's maximal layout (what shader local memory must be sized for) ...
   uint32_t num_gpcs = 0, tpc_per_gpc = 0, sm_per_tpc = 0, max_warps_per_sm = 0;
+  // ... and the TPCs this part actually has enabled.
+  uint32_t tpc_count = 0;
   uint64_t memory_bytes = 0;      // device memory (0 on unified-memory Tegra)
   uint64_t va_limit = 0;          // highest usable GPU VA + 1 (1<<40 on Tegra)
   bool unified_memory = false;    // Tegra: CPU and GPU share DRAM
 
-  uint32_t sm_count() const { return num_gpcs * tpc_per_gpc * sm_per_tpc; }
+  // SMs that run work (132 on an H100/H200 SXM, out of the chip's 144).
+  uint32_t sm_count() const {
+    return (tpc_count != 0 ? tpc_count : num_gpcs * tpc_per_gpc) * sm_per_tpc;
+  }
   // "sm_90", "sm_87": the NVRTC target for this GPU.
   std::string arch() const;
 };

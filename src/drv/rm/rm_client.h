@@ -79,7 +79,9 @@ class RmClient {
   NvHandle root_ = 0;
   std::string driver_version_;
   std::mutex handle_mutex_;
-  NvHandle handle_counter_ = 0xcaf00000;
+  // Handles nvhcq chooses itself (OS-descriptor memory). RM generates its own from
+  // 0xcaf00000 up, so ours start elsewhere.
+  NvHandle handle_counter_ = 0x6e760000;
 };
 
 }  // namespace nvhcq::drv::rm

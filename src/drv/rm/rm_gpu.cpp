@@ -150,6 +150,13 @@ void RmGpu::query_info() {
   info_.sm_per_tpc = gr[2].data;
   info_.max_warps_per_sm = gr[3].data;
   info_.sm_version = gr[4].data;
+  // The LITTER values are the chip's maximum; floorswept parts enable fewer TPCs.
+  for (uint32_t gpc = 0; gpc < info_.num_gpcs; ++gpc) {
+    Nv2080GrGetTpcMaskParams mask{};
+    mask.gpcId = gpc;
+    rm.control(subdevice_, NV2080_CTRL_CMD_GR_GET_TPC_MASK, mask, "read a GPC's TPC mask");
+    info_.tpc_count += static_cast<uint32_t>(__builtin_popcount(mask.tpcMask));
+  }
 
   Nv2080GidInfoParams gid{};
   gid.flags = NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY;
