@@ -89,7 +89,7 @@ const std::vector<Layout>& layouts() {
 
 OpCase binary_case(const BinarySpec& spec, DType ta, DType tb, DType out, int variant) {
   const ShapePair sp = shape_pairs()[variant % shape_pairs().size()];
-  const Layout la = layouts()[(variant / 3 + variant) % layouts().size()];
+  const Layout la = effective_layout(sp.a, layouts()[(variant / 3 + variant) % layouts().size()]);
   Domain da = spec.a, db = spec.b;
   if (ta == DType::kU8) da.lo = std::max(da.lo, 0.0);
   if (tb == DType::kU8) db.lo = std::max(db.lo, 0.0);

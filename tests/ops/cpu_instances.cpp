@@ -18,6 +18,13 @@ const auto* const kPoison = ::testing::AddGlobalTestEnvironment(new PoisonBuffer
 NVHCQ_CPU_SUITE(UnaryOps, unary_cases);
 NVHCQ_CPU_SUITE(BinaryOps, binary_cases);
 NVHCQ_CPU_SUITE(Reductions, reduction_cases);
+NVHCQ_CPU_SUITE(Movement, movement_cases);
+NVHCQ_CPU_SUITE(Indexing, indexing_cases);
+NVHCQ_CPU_SUITE(Linalg, linalg_cases);
+NVHCQ_CPU_SUITE(NeuralNet, nn_cases);
+NVHCQ_CPU_SUITE(Creation, creation_cases);
+NVHCQ_CPU_SUITE(OpErrors, error_cases);
+NVHCQ_CPU_SUITE(Models, model_cases);
 
 }  // namespace
 }  // namespace nvhcq::optest

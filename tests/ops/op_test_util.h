@@ -177,14 +177,22 @@ inline Tensor upload(const Ref& r, DType t, const std::string& device) {
 
 // Makes an input of logical shape `shape` whose elements are read through the given
 // layout (a view over differently arranged storage).
+// The layout make_input really uses for a shape: scalars and empty tensors are
+// contiguous; layouts a shape cannot have (transposing 1-D) fall back to a flip.
+inline Layout effective_layout(const Shape& shape, Layout layout) {
+  const int nd = static_cast<int>(shape.size());
+  const bool big_enough = nd >= 1 && shape[0] >= 3;
+  if (nd == 0 || ref::count(shape) == 0) return Layout::kContiguous;
+  if ((layout == Layout::kTransposed && nd < 2) || ((layout == Layout::kBroadcast || layout == Layout::kPadded) && !big_enough)) {
+    return Layout::kFlipped;
+  }
+  return layout;
+}
+
 inline Input make_input(Rng& rng, const Shape& shape, DType t, const std::string& device, Layout layout = Layout::kContiguous,
                         const Domain& dom = {}) {
   const int nd = static_cast<int>(shape.size());
-  const bool big_enough = nd >= 1 && shape[0] >= 3;
-  if (nd == 0 || ref::count(shape) == 0) layout = Layout::kContiguous;
-  if ((layout == Layout::kTransposed && nd < 2) || ((layout == Layout::kBroadcast || layout == Layout::kPadded) && !big_enough)) {
-    layout = Layout::kFlipped;
-  }
+  layout = effective_layout(shape, layout);
   switch (layout) {
     case Layout::kContiguous: {
       Ref r(shape, draw(rng, ref::count(shape), t, dom));

@@ -154,7 +154,7 @@ std::vector<OpCase> reduction_cases() {
           c = configs()[(variant * 5 + rep * 7 + tries) % configs().size()];
           ++tries;
         } while (!config_ok(spec.kind, c));
-        const Layout layout = layouts()[(variant + rep) % layouts().size()];
+        const Layout layout = effective_layout(c.shape, layouts()[(variant + rep) % layouts().size()]);
         const Kind kind = spec.kind;
         std::string axes;
         for (int a : c.axes) axes.append(a < 0 ? "m" : "").append(std::to_string(a < 0 ? -a : a));

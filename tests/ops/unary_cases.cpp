@@ -84,7 +84,7 @@ const std::vector<Layout>& layouts() {
 
 OpCase unary_case(const UnarySpec& spec, DType in, DType out, int variant) {
   const Shape shape = shapes()[variant % shapes().size()];
-  const Layout layout = layouts()[(variant / 2 + variant) % layouts().size()];
+  const Layout layout = effective_layout(shape, layouts()[(variant / 2 + variant) % layouts().size()]);
   Domain dom = spec.domain;
   if (in == DType::kU8) dom.lo = std::max(dom.lo, 0.0);
   std::string name = join_name({spec.name, dname(in), shape_name(shape), layout_name(layout)});
