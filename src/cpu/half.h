@@ -46,7 +46,7 @@ inline uint16_t float_to_half(float f) {
   if (x >= 0x7f800000u) {  // inf or NaN (NaN stays quiet NaN)
     return static_cast<uint16_t>(sign | 0x7c00u | (x > 0x7f800000u ? 0x200u | ((x >> 13) & 0x3ffu) : 0u));
   }
-  if (x >= 0x477fe000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 -> inf
+  if (x >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 -> inf
   if (x < 0x38800000u) {  // below 2^-14: subnormal in f16, in units of 2^-24
     float units = bits_float(x) * 16777216.0f;
     return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(units)));
