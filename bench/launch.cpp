@@ -1,10 +1,15 @@
 // Launch latency: one empty kernel launched and waited for (round trip), and
 // long runs of back-to-back launches, through nvhcq's direct path ("nv") and the
-// CUDA driver API ("cuda"), on the same CUBIN, in one process.
+// CUDA driver API ("cuda"), on the same CUBIN, in one process. The backends
+// alternate in blocks, so GPU clock changes affect both alike; samples right after
+// a switch are dropped, because the GPU then switches contexts (~150 µs each:
+// alternating sample by sample would time that switch, not a launch).
 //   bench_launch [--iters 2000] [--back-to-back 10000] [--json out.json]
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "base/args.h"
@@ -19,130 +24,166 @@
 namespace nvhcq::bench {
 namespace {
 
-struct Config {
-  int iters = 2000;
-  int back_to_back = 10000;
-  int graph = 1000;
+// Empty-kernel launches through nvhcq's direct path.
+class NvLauncher {
+ public:
+  explicit NvLauncher(const std::vector<uint8_t>& cubin)
+      : dev_(gpu::Device::open(0)), empty_(*dev_, cubin, "empty_kernel"), signal_(dev_->new_signal(0)) {}
+
+  double round_trip_us() {
+    double t0 = now_us();
+    gpu::ComputeQueue().exec(empty_, gpu::KernelArgs(), gpu::LaunchDims{}).signal(signal_, ++value_).submit(*dev_);
+    dev_->wait(signal_, value_);
+    return now_us() - t0;
+  }
+  // n launches chained in one submission.
+  double chained_us_per_kernel(int n) {
+    gpu::ComputeQueue q;
+    for (int i = 0; i < n; ++i) q.exec(empty_, gpu::KernelArgs(), gpu::LaunchDims{});
+    q.signal(signal_, ++value_);
+    double t0 = now_us();
+    q.submit(*dev_);
+    dev_->wait(signal_, value_);
+    return (now_us() - t0) / n;
+  }
+  // n launches, one submission each.
+  double submissions_us_per_kernel(int n) {
+    double t0 = now_us();
+    for (int i = 0; i < n; ++i) gpu::ComputeQueue().exec(empty_, gpu::KernelArgs(), gpu::LaunchDims{}).submit(*dev_);
+    dev_->synchronize();
+    return (now_us() - t0) / n;
+  }
+  std::string name() const { return dev_->info().name + " (" + dev_->info().arch() + ")"; }
+  std::string driver() const { return dev_->info().driver_version; }
+
+ private:
+  std::unique_ptr<gpu::Device> dev_;
+  gpu::Program empty_;
+  gpu::Signal signal_;
+  uint64_t value_ = 0;
 };
 
-void bench_nv(const Config& cfg, const std::vector<uint8_t>& cubin, Report& report) {
-  auto dev = gpu::Device::open(0);
-  gpu::Program empty(*dev, cubin, "empty_kernel");
-  gpu::Signal s = dev->new_signal(0);
-  uint64_t v = 0;
-  auto round_trip = [&] {
-    gpu::ComputeQueue().exec(empty, gpu::KernelArgs(), gpu::LaunchDims{}).signal(s, ++v).submit(*dev);
-    dev->wait(s, v);
-  };
-  for (int i = 0; i < 200; ++i) round_trip();
-  std::vector<double> samples;
-  for (int i = 0; i < cfg.iters; ++i) {
-    double t0 = now_us();
-    round_trip();
-    samples.push_back(now_us() - t0);
+// The same launches through the CUDA driver API.
+class CudaLauncher {
+ public:
+  explicit CudaLauncher(const std::vector<uint8_t>& cubin) : api_(nvhcq::cuda::cuda()) {
+    using nvhcq::cuda::check;
+    nvhcq::cuda::CUdevice dev;
+    check(api_.cuDeviceGet(&dev, 0), "cuDeviceGet");
+    check(api_.cuDevicePrimaryCtxRetain(&ctx_, dev), "cuDevicePrimaryCtxRetain");
+    check(api_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+    check(api_.cuModuleLoadData(&module_, cubin.data()), "cuModuleLoadData");
+    check(api_.cuModuleGetFunction(&fn_, module_, "empty_kernel"), "cuModuleGetFunction");
+    check(api_.cuStreamCreate(&stream_, nvhcq::cuda::CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   }
-  Stats st = summarize(samples);
-  report.add_row({{"backend", std::string("nv")}, {"test", std::string("launch + signal round trip")},
-                  {"p50 us", st.p50}, {"p99 us", st.p99}, {"min us", st.min}});
-
-  // Back-to-back, one submission: the launches are chained QMDs.
-  gpu::ComputeQueue chained;
-  for (int i = 0; i < cfg.back_to_back; ++i) chained.exec(empty, gpu::KernelArgs(), gpu::LaunchDims{});
-  gpu::Signal t_begin = dev->new_signal(0), t_end = dev->new_signal(0);
-  chained.signal(s, ++v);
-  std::vector<double> per_kernel, gpu_per_kernel;
-  for (int rep = 0; rep < 5; ++rep) {
-    chained.update_signal(chained.size() - 1, s.va(), ++v);
-    double t0 = now_us();
-    chained.submit(*dev);
-    dev->wait(s, v);
-    per_kernel.push_back((now_us() - t0) / cfg.back_to_back);
+  ~CudaLauncher() {
+    if (graph_exec_ != nullptr) api_.cuGraphExecDestroy(graph_exec_);
+    if (graph_ != nullptr) api_.cuGraphDestroy(graph_);
+    api_.cuStreamDestroy(stream_);
+    api_.cuModuleUnload(module_);
   }
-  st = summarize(per_kernel);
-  report.add_row({{"backend", std::string("nv")},
-                  {"test", std::string("back-to-back, one submission (chained QMDs)")},
-                  {"per kernel us", st.p50}});
-
-  // Back-to-back, a submission per launch.
-  per_kernel.clear();
-  for (int rep = 0; rep < 3; ++rep) {
+  void launch() {
+    nvhcq::cuda::check(api_.cuLaunchKernel(fn_, 1, 1, 1, 1, 1, 1, 0, stream_, nullptr, nullptr),
+                       "cuLaunchKernel");
+  }
+  void sync() { nvhcq::cuda::check(api_.cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+  double round_trip_us() {
+    api_.cuCtxSetCurrent(ctx_);
     double t0 = now_us();
-    for (int i = 0; i < cfg.back_to_back; ++i) {
-      gpu::ComputeQueue().exec(empty, gpu::KernelArgs(), gpu::LaunchDims{}).submit(*dev);
+    launch();
+    sync();
+    return now_us() - t0;
+  }
+  double back_to_back_us_per_kernel(int n) {
+    api_.cuCtxSetCurrent(ctx_);
+    double t0 = now_us();
+    for (int i = 0; i < n; ++i) launch();
+    sync();
+    return (now_us() - t0) / n;
+  }
+  double graph_us_per_kernel(int n) {
+    using nvhcq::cuda::check;
+    api_.cuCtxSetCurrent(ctx_);
+    if (graph_exec_ == nullptr) {
+      check(api_.cuStreamBeginCapture(stream_, nvhcq::cuda::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            "cuStreamBeginCapture");
+      for (int i = 0; i < n; ++i) launch();
+      check(api_.cuStreamEndCapture(stream_, &graph_), "cuStreamEndCapture");
+      check(api_.cuGraphInstantiateWithFlags(&graph_exec_, graph_, 0), "cuGraphInstantiateWithFlags");
+      check(api_.cuGraphLaunch(graph_exec_, stream_), "cuGraphLaunch");
+      sync();
     }
-    dev->synchronize();
-    per_kernel.push_back((now_us() - t0) / cfg.back_to_back);
+    double t0 = now_us();
+    check(api_.cuGraphLaunch(graph_exec_, stream_), "cuGraphLaunch");
+    sync();
+    return (now_us() - t0) / n;
   }
-  st = summarize(per_kernel);
-  report.add_row({{"backend", std::string("nv")},
-                  {"test", std::string("back-to-back, a submission per launch")},
-                  {"per kernel us", st.p50}});
-}
 
-void bench_cuda(const Config& cfg, const std::vector<uint8_t>& cubin, Report& report) {
-  using namespace nvhcq::cuda;
-  const CudaApi& api = nvhcq::cuda::cuda();
-  CUdevice dev;
-  check(api.cuDeviceGet(&dev, 0), "cuDeviceGet");
-  CUcontext ctx;
-  check(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-  CUmodule mod;
-  check(api.cuModuleLoadData(&mod, cubin.data()), "cuModuleLoadData");
-  CUfunction fn;
-  check(api.cuModuleGetFunction(&fn, mod, "empty_kernel"), "cuModuleGetFunction");
-  CUstream stream;
-  check(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  auto launch = [&] {
-    check(api.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr), "cuLaunchKernel");
+ private:
+  const nvhcq::cuda::CudaApi& api_;
+  nvhcq::cuda::CUcontext ctx_ = nullptr;
+  nvhcq::cuda::CUmodule module_ = nullptr;
+  nvhcq::cuda::CUfunction fn_ = nullptr;
+  nvhcq::cuda::CUstream stream_ = nullptr;
+  nvhcq::cuda::CUgraph graph_ = nullptr;
+  nvhcq::cuda::CUgraphExec graph_exec_ = nullptr;
+};
+
+struct Config {
+  int iters = 2000, back_to_back = 10000, graph = 1000, reps = 5;
+};
+
+void run(const Config& cfg, NvLauncher* nv, CudaLauncher* cu, Report& report) {
+  std::vector<double> nv_rt, cu_rt, nv_chain, nv_subm, cu_b2b, cu_graph;
+  for (int i = 0; i < 200; ++i) {  // warm up both paths and the GPU clocks
+    if (nv) nv->round_trip_us();
+    if (cu) cu->round_trip_us();
+  }
+  const int blocks = 10, settle = 20;
+  int per_block = std::max(1, cfg.iters / blocks);
+  for (int b = 0; b < blocks; ++b) {
+    for (int i = 0; i < per_block + settle && nv; ++i) {
+      double t = nv->round_trip_us();
+      if (i >= settle) nv_rt.push_back(t);
+    }
+    for (int i = 0; i < per_block + settle && cu; ++i) {
+      double t = cu->round_trip_us();
+      if (i >= settle) cu_rt.push_back(t);
+    }
+  }
+  for (int r = 0; r < cfg.reps; ++r) {
+    if (nv) {
+      nv->round_trip_us();  // switch the GPU to this context before timing
+      nv_chain.push_back(nv->chained_us_per_kernel(cfg.back_to_back));
+      nv_subm.push_back(nv->submissions_us_per_kernel(cfg.back_to_back));
+    }
+    if (cu) {
+      cu->round_trip_us();
+      cu_b2b.push_back(cu->back_to_back_us_per_kernel(cfg.back_to_back));
+      cu_graph.push_back(cu->graph_us_per_kernel(cfg.graph));
+    }
+  }
+  auto round_trip_row = [&](const char* backend, const char* test, const std::vector<double>& s) {
+    Stats st = summarize(s);
+    report.add_row({{"backend", std::string(backend)}, {"test", std::string(test)}, {"p50 us", st.p50},
+                    {"p99 us", st.p99}, {"min us", st.min}});
   };
-  for (int i = 0; i < 200; ++i) {
-    launch();
-    check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  auto per_kernel_row = [&](const char* backend, const std::string& test, const std::vector<double>& s) {
+    report.add_row({{"backend", std::string(backend)}, {"test", test}, {"per kernel us", summarize(s).p50}});
+  };
+  if (nv) round_trip_row("nv", "launch + signal round trip", nv_rt);
+  if (cu) round_trip_row("cuda", "launch + synchronize round trip", cu_rt);
+  std::string n = std::to_string(cfg.back_to_back);
+  if (nv) per_kernel_row("nv", n + " back-to-back, one submission (chained QMDs)", nv_chain);
+  if (nv) per_kernel_row("nv", n + " back-to-back, a submission each", nv_subm);
+  if (cu) per_kernel_row("cuda", n + " back-to-back launches", cu_b2b);
+  if (cu) per_kernel_row("cuda", "CUDA graph of " + std::to_string(cfg.graph) + " launches", cu_graph);
+  if (nv && cu) {
+    double rt = summarize(nv_rt).p50 / summarize(cu_rt).p50;
+    double b2b = summarize(nv_chain).p50 / summarize(cu_b2b).p50;
+    report.set_meta("nv/cuda round trip p50", std::to_string(rt));
+    report.set_meta("nv/cuda back-to-back per kernel", std::to_string(b2b));
   }
-  std::vector<double> samples;
-  for (int i = 0; i < cfg.iters; ++i) {
-    double t0 = now_us();
-    launch();
-    check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
-    samples.push_back(now_us() - t0);
-  }
-  Stats st = summarize(samples);
-  report.add_row({{"backend", std::string("cuda")}, {"test", std::string("launch + synchronize round trip")},
-                  {"p50 us", st.p50}, {"p99 us", st.p99}, {"min us", st.min}});
-
-  std::vector<double> per_kernel;
-  for (int rep = 0; rep < 3; ++rep) {
-    double t0 = now_us();
-    for (int i = 0; i < cfg.back_to_back; ++i) launch();
-    check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
-    per_kernel.push_back((now_us() - t0) / cfg.back_to_back);
-  }
-  report.add_row({{"backend", std::string("cuda")}, {"test", std::string("back-to-back launches")},
-                  {"per kernel us", summarize(per_kernel).p50}});
-
-  CUgraph graph;
-  check(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-  for (int i = 0; i < cfg.graph; ++i) launch();
-  check(api.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-  CUgraphExec exec;
-  check(api.cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
-  check(api.cuGraphLaunch(exec, stream), "cuGraphLaunch");
-  check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
-  per_kernel.clear();
-  for (int rep = 0; rep < 10; ++rep) {
-    double t0 = now_us();
-    check(api.cuGraphLaunch(exec, stream), "cuGraphLaunch");
-    check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
-    per_kernel.push_back((now_us() - t0) / cfg.graph);
-  }
-  report.add_row({{"backend", std::string("cuda")},
-                  {"test", std::string("CUDA graph of " + std::to_string(cfg.graph) + " launches")},
-                  {"per kernel us", summarize(per_kernel).p50}});
-  api.cuGraphExecDestroy(exec);
-  api.cuGraphDestroy(graph);
-  api.cuStreamDestroy(stream);
-  api.cuModuleUnload(mod);
 }
 
 }  // namespace
@@ -152,7 +193,7 @@ int main(int argc, char** argv) {
   using namespace nvhcq;
   ArgParser parser("bench_launch",
                    "Kernel launch latency through nvhcq's direct path and the CUDA driver API.");
-  parser.option("iters", "N", "round trips to time", "2000")
+  parser.option("iters", "N", "round trips to time per backend", "2000")
       .option("back-to-back", "N", "launches in a back-to-back run", "10000")
       .option("graph", "N", "launches in the CUDA graph", "1000")
       .option("backend", "LIST", "backends to run: nv, cuda or both", "nv,cuda")
@@ -168,17 +209,24 @@ int main(int argc, char** argv) {
     cfg.back_to_back = static_cast<int>(args.get_int("back-to-back"));
     cfg.graph = static_cast<int>(args.get_int("graph"));
     std::string backends = args.get("backend");
-    auto dev = gpu::Device::open(0);
-    compile::CompileOptions opts;
-    opts.arch = dev->info().arch();
-    auto cubin = compile::compile_embedded("selftest.cu", opts).cubin;
+    std::unique_ptr<bench::NvLauncher> nv;
+    std::unique_ptr<bench::CudaLauncher> cu;
+    std::vector<uint8_t> cubin;
+    {
+      auto dev = gpu::Device::open(0);
+      compile::CompileOptions opts;
+      opts.arch = dev->info().arch();
+      cubin = compile::compile_embedded("selftest.cu", opts).cubin;
+    }
+    if (backends.find("nv") != std::string::npos) nv = std::make_unique<bench::NvLauncher>(cubin);
+    if (backends.find("cuda") != std::string::npos) cu = std::make_unique<bench::CudaLauncher>(cubin);
     bench::Report report("launch latency (empty kernel)",
                          {"backend", "test", "p50 us", "p99 us", "min us", "per kernel us"});
-    report.set_meta("device", dev->info().name + " (" + dev->info().arch() + ")");
-    report.set_meta("driver", dev->info().driver_version);
-    dev.reset();
-    if (backends.find("nv") != std::string::npos) bench::bench_nv(cfg, cubin, report);
-    if (backends.find("cuda") != std::string::npos) bench::bench_cuda(cfg, cubin, report);
+    if (nv) {
+      report.set_meta("device", nv->name());
+      report.set_meta("driver", nv->driver());
+    }
+    bench::run(cfg, nv.get(), cu.get(), report);
     report.print();
     report.write_json(args.get("json"));
     return 0;

@@ -136,18 +136,18 @@ PushBuffer ComputeQueue::encode(Device& device) const {
     uint32_t cbuf_span = static_cast<uint32_t>(round_up(cbuf_bytes, 256));
     TimelineRing::Span span = device.kernargs().alloc(cbuf_span + arch.qmd->size_bytes, 256);
 
-    // Constant bank 0: what the driver provides, then the parameters.
+    // Constant bank 0: what the driver provides, then the parameters. Written
+    // straight into the (write-combined) ring: no staging copy.
     uint8_t* cbuf = span.cpu;
-    std::vector<uint8_t> bank(cbuf_bytes, 0);
+    std::memset(cbuf, 0, p.param_base());
     for (int i = 0; i < 3; ++i) {
-      put_u32(bank.data(), arch.cbuf0_block_dim + 4 * i, c.dims.block[i]);
-      put_u32(bank.data(), arch.cbuf0_grid_dim + 4 * i, c.dims.grid[i]);
+      put_u32(cbuf, arch.cbuf0_block_dim + 4 * i, c.dims.block[i]);
+      put_u32(cbuf, arch.cbuf0_grid_dim + 4 * i, c.dims.grid[i]);
     }
-    put_u64(bank.data(), arch.cbuf0_shared_window, windows.shared);
-    put_u64(bank.data(), arch.cbuf0_local_window, windows.local);
-    put_u32(bank.data(), arch.cbuf0_stack_top, arch.stack_top_value);
-    std::copy(c.params.begin(), c.params.end(), bank.begin() + p.param_base());
-    std::memcpy(cbuf, bank.data(), bank.size());
+    put_u64(cbuf, arch.cbuf0_shared_window, windows.shared);
+    put_u64(cbuf, arch.cbuf0_local_window, windows.local);
+    put_u32(cbuf, arch.cbuf0_stack_top, arch.stack_top_value);
+    if (!c.params.empty()) std::memcpy(cbuf + p.param_base(), c.params.data(), c.params.size());
 
     Qmd qmd = p.qmd_template();
     qmd.set_grid(c.dims.grid[0], c.dims.grid[1], c.dims.grid[2]);

@@ -54,9 +54,9 @@ TimelineRing::Span TimelineRing::alloc(size_t size, size_t align) {
 }
 
 void TimelineRing::tag(uint64_t value) {
-  for (auto& r : pending_) {
-    if (r.tag == UINT64_MAX) r.tag = value;  // the pre-wrap half of this submission
-  }
+  // The pre-wrap half of this submission, if it wrapped, is the newest region:
+  // nothing else is queued between a submission's allocations and its tag.
+  if (!pending_.empty() && pending_.back().tag == UINT64_MAX) pending_.back().tag = value;
   if (untagged_) pending_.push_back(Region{untagged_begin_, head_, value});
   untagged_ = false;
 }

@@ -111,3 +111,23 @@ TEST(GpfifoRing, NeverOverwritesEntriesTheGpuHasNotConsumed) {
 
 }  // namespace
 }  // namespace nvhcq::gpu
+
+namespace nvhcq::gpu {
+namespace {
+
+TEST(TimelineRing, WrappedSubmissionIsTaggedAsOne) {
+  std::vector<uint8_t> mem(4096);
+  std::vector<uint64_t> waited;
+  TimelineRing ring(fake_buffer(mem, 0x100000), [&](uint64_t v) { waited.push_back(v); });
+  ring.alloc(1500, 256);  // submission 1: [0, 1500)
+  ring.tag(1);
+  ring.alloc(1500, 256);  // submission 2 starts at 1536 ...
+  ring.alloc(1500, 256);  // ... and wraps to 0: waits for submission 1
+  ring.tag(2);
+  ASSERT_EQ(waited, (std::vector<uint64_t>{1}));
+  ring.alloc(1500, 256);  // submission 3 at 1536: overlaps submission 2's pre-wrap half
+  EXPECT_EQ(waited.back(), 2u) << "the pre-wrap half carries submission 2's tag";
+}
+
+}  // namespace
+}  // namespace nvhcq::gpu
