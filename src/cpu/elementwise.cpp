@@ -15,6 +15,7 @@ namespace {
 
 template <typename C, typename S>
 void load_range(const TileOperand& t, int64_t b, int64_t e, C* buf) {
+  if (b >= e) return;  // a fully padded row: its offset may lie outside the buffer
   const S* p = reinterpret_cast<const S*>(t.base) + t.offset;
   if (t.stride == 1) {
     for (int64_t i = b; i < e; ++i) buf[i] = load_as<C>(p[i]);

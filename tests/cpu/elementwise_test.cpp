@@ -54,6 +54,21 @@ TEST(Elementwise, MaskedOperandReadsPadValue) {
   }
 }
 
+// Padded rows of a broadcast (stride-0) axis start before the buffer: nothing may
+// be read there (AddressSanitizer builds check this).
+TEST(Elementwise, FullyPaddedRowsAreNeverRead) {
+  std::vector<float> base = {1, 2, 3}, out(5 * 4, 0);
+  const int64_t shape[2] = {5, 4}, st[2] = {1, 0}, so[2] = {4, 1}, lo[2] = {1, 0}, hi[2] = {4, 4};
+  StridedOperand in = operand(base, DType::kF32, st, -1);
+  in.valid_lo = lo;
+  in.valid_hi = hi;
+  in.pad_float = 9;
+  cast_copy(2, shape, operand(out, DType::kF32, so), in);
+  unary(UnaryOp::kAbs, 2, shape, operand(out, DType::kF32, so), in);
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(out[r * 4 + c], (r >= 1 && r < 4) ? base[r - 1] : 9.0f);
+}
+
 TEST(Elementwise, LongRowsSpanSeveralTiles) {
   const int64_t n = 3 * 1024 + 17;
   std::vector<double> a(n), out(n);
