@@ -44,6 +44,7 @@ CudaApi load() {
   lib.bind(api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   lib.bind(api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   lib.bind(api.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  lib.bind(api.cuMemcpyAsync, "cuMemcpyAsync");
   lib.bind(api.cuMemsetD8Async, "cuMemsetD8Async");
   lib.bind(api.cuMemsetD32Async, "cuMemsetD32Async");
   lib.bind(api.cuStreamCreate, "cuStreamCreate");

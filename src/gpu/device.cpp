@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "drv/rm/rm_gpu.h"
+#include "drv/tegra/tegra_gpu.h"
 #include "gpu/hw/barrier.h"
 #include "gpu/hw/methods.h"
 #include "gpu/queue.h"
@@ -22,6 +23,14 @@ uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
 std::unique_ptr<Device> Device::open(int index, const DeviceOptions& options) {
+  // A Jetson's integrated GPU is reached through nvgpu; its (display-only) RM
+  // driver, if any, lists no GPU to compute on.
+  if (drv::tegra::TegraGpu::present()) {
+    if (index != 0) {
+      throw Error("this Jetson has one GPU (index 0); asked for index " + std::to_string(index));
+    }
+    return std::make_unique<Device>(std::make_unique<drv::tegra::TegraGpu>(), options);
+  }
   drv::rm::RmGpuOptions rm_options;
   rm_options.compute_ring_entries = options.compute_ring_entries;
   rm_options.copy_ring_entries = options.copy_ring_entries;
@@ -211,6 +220,9 @@ void Device::upload(const Buffer& dst, size_t dst_offset, const void* src, size_
   }
   if (bytes == 0) return;
   if (dst.cpu() != nullptr) {
+    // Unified memory (Tegra): the buffer is the memory the GPU uses, so the GPU
+    // must be done with it first; then a CPU copy beats any DMA staging.
+    if (info().unified_memory) synchronize();
     std::memcpy(dst.cpu_as<uint8_t>() + dst_offset, src, bytes);
     hw::flush_writes_before_doorbell();
     return;
@@ -237,6 +249,13 @@ void Device::download(void* dst, const Buffer& src, size_t src_offset, size_t by
                 "-byte buffer");
   }
   if (bytes == 0) return;
+  if (info().unified_memory && src.cpu() != nullptr) {
+    // Unified memory (Tegra): read the GPU's results in place once it is done;
+    // the SoC keeps the CPU caches coherent with the GPU's writes.
+    synchronize();
+    std::memcpy(dst, src.cpu_as<uint8_t>() + src_offset, bytes);
+    return;
+  }
   if (src.is_host()) {
     std::memcpy(dst, src.cpu_as<uint8_t>() + src_offset, bytes);
     return;

@@ -41,7 +41,8 @@ struct EngineChannel {
 
 class Device {
  public:
-  // Opens GPU `index` through the RM driver (desktop and datacenter GPUs).
+  // Opens GPU `index`: the Jetson iGPU through nvgpu when this machine is a
+  // Jetson, else GPU `index` through the RM driver (desktop and datacenter GPUs).
   static std::unique_ptr<Device> open(int index = 0, const DeviceOptions& options = {});
   Device(std::unique_ptr<drv::DriverIface> driver, const DeviceOptions& options = {});
   ~Device();
@@ -74,7 +75,8 @@ class Device {
   bool faulted() const { return !fault_.empty(); }
 
   // Copies between host memory and a buffer, choosing CPU copies for mapped
-  // memory and the copy engine (through a staging buffer) otherwise.
+  // memory and the copy engine (through a staging buffer) otherwise. On unified
+  // memory (Tegra) both are CPU copies made after synchronize().
   void upload(const Buffer& dst, size_t dst_offset, const void* src, size_t bytes);
   void download(void* dst, const Buffer& src, size_t src_offset, size_t bytes);
 
