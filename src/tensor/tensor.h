@@ -49,7 +49,7 @@ class Tensor {
   // ---- creation ------------------------------------------------------------
   // Copies numel(shape) elements of `dtype` from host memory.
   static Tensor from_data(const void* data, DType dtype, const Shape& shape, const std::string& device = "cpu");
-  // Converts each value to `dtype` (element.h's cast rules).
+  // Converts each value to `dtype` (element.h's cast rules) on the host.
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape, DType dtype = DTypeOf<T>::value,
                             const std::string& device = "cpu");
@@ -277,14 +277,16 @@ void check_count(size_t count, const Shape& shape);
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape, DType dtype, const std::string& device) {
   detail::check_count(values.size(), shape);
+  // Converted on the host, so a device never needs T's dtype (f64 on a GPU).
+  Tensor host;
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(values.begin(), values.end());
-    Tensor t = from_data(bytes.data(), DType::kBool, shape, device);
-    return dtype == DType::kBool ? t : t.cast(dtype);
+    host = from_data(bytes.data(), DType::kBool, shape, "cpu");
   } else {
-    Tensor t = from_data(values.data(), DTypeOf<T>::value, shape, device);
-    return dtype == DTypeOf<T>::value ? t : t.cast(dtype);
+    host = from_data(values.data(), DTypeOf<T>::value, shape, "cpu");
   }
+  if (dtype != host.dtype()) host = host.cast(dtype);
+  return device == "cpu" ? host : host.to(device);
 }
 
 template <typename T>

@@ -50,6 +50,19 @@ inline std::vector<OpParam> with_backend(const std::string& backend, const std::
   return out;
 }
 
+// Keeps the cases whose dtypes all satisfy `supported` (a GPU backend without
+// f64, for example, passes [](DType t) { return t != DType::kF64; }).
+inline std::vector<OpParam> with_backend(const std::string& backend, const std::vector<OpCase>& cases,
+                                         const std::function<bool(DType)>& supported) {
+  std::vector<OpParam> out;
+  for (const auto& c : cases) {
+    bool ok = true;
+    for (DType t : c.dtypes) ok = ok && supported(t);
+    if (ok) out.push_back({backend, c});
+  }
+  return out;
+}
+
 inline std::string param_name(const ::testing::TestParamInfo<OpParam>& info) { return info.param.c.name; }
 inline void PrintTo(const OpParam& p, std::ostream* os) { *os << p.backend << ":" << p.c.name; }
 
