@@ -21,10 +21,7 @@ int not_built(const char* name, const char* summary, const Args& args) {
 
 }  // namespace
 
-int run_run(const Args& a) { return not_built("run", "generate text with a GGUF model", a); }
 int run_bench(const Args& a) { return not_built("bench", "benchmark GGUF models", a); }
-int run_synth(const Args& a) { return not_built("synth", "write a synthetic GGUF model", a); }
-int run_quantize(const Args& a) { return not_built("quantize", "quantize a GGUF model", a); }
 int run_serve(const Args& a) { return not_built("serve", "serve a GGUF model over HTTP", a); }
 
 }  // namespace nvhcq::app

@@ -9,6 +9,7 @@ std::span<const Command> commands() {
       {"bench", "measure prompt and generation speed of GGUF models", run_bench},
       {"synth", "write a GGUF model with seeded random weights at a real model's shape", run_synth},
       {"quantize", "convert a GGUF model to another weight type", run_quantize},
+      {"tokenize", "print the token ids of a text under a GGUF file's tokenizer", run_tokenize},
       {"serve", "serve a GGUF model over HTTP", run_serve},
   };
   return kCommands;

@@ -23,6 +23,7 @@ int run_run(const Args& args);
 int run_bench(const Args& args);
 int run_synth(const Args& args);
 int run_quantize(const Args& args);
+int run_tokenize(const Args& args);
 int run_serve(const Args& args);
 
 }  // namespace nvhcq::app
