@@ -51,13 +51,14 @@ struct Case {
   KvCacheType kv;
   double bound_same_inputs;
   double bound_exact_inputs;
+  bool llama3_rope = false;
 };
 
 class ModelForwardVsReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ModelForwardVsReference, LogitsMatchFloat64) {
   const Case c = GetParam();
-  const std::string& path = model_test::tiny_model(c.arch, c.ftype);
+  const std::string& path = model_test::tiny_model(c.arch, c.ftype, c.llama3_rope);
   LlamaModel model(GgufFile::open(path));
   KvCache cache = model.make_cache(32, c.kv);
   cpu::ThreadPool pool(2);
@@ -66,7 +67,8 @@ TEST_P(ModelForwardVsReference, LogitsMatchFloat64) {
   ASSERT_EQ(logits.size(), kPrompt.size() * model.config().n_vocab);
 
   const model_test::ReferenceModel ref(GgufFile::open(path));
-  const std::string what = std::string(c.arch) + " " + std::string(llama_ftype_name(c.ftype)) + ", " +
+  const std::string what = std::string(c.arch) + (c.llama3_rope ? " (llama3 rope)" : "") + " " +
+                           std::string(llama_ftype_name(c.ftype)) + ", " +
                            (c.kv == KvCacheType::kF16 ? "f16" : "f32") + " KV cache";
   model_test::ReferenceOptions ro;
   ro.round_kv_to_f16 = c.kv == KvCacheType::kF16;
@@ -89,6 +91,7 @@ INSTANTIATE_TEST_SUITE_P(
     Types, ModelForwardVsReference,
     ::testing::Values(Case{"llama", LlamaFtype::ALL_F32, KvCacheType::kF32, 1e-4, 1e-4},
                       Case{"llama", LlamaFtype::ALL_F32, KvCacheType::kF16, 1e-4, 1e-4},
+                      Case{"llama", LlamaFtype::ALL_F32, KvCacheType::kF32, 1e-4, 1e-4, true},
                       Case{"qwen2", LlamaFtype::ALL_F32, KvCacheType::kF32, 1e-4, 1e-4},
                       Case{"mistral", LlamaFtype::ALL_F32, KvCacheType::kF32, 1e-4, 1e-4},
                       Case{"llama", LlamaFtype::MOSTLY_F16, KvCacheType::kF16, 2e-3, 5e-3},
@@ -98,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = std::string(info.param.arch) + "_" +
                          std::string(llama_ftype_name(info.param.ftype)) +
-                         (info.param.kv == KvCacheType::kF16 ? "_kv_f16" : "_kv_f32");
+                         (info.param.kv == KvCacheType::kF16 ? "_kv_f16" : "_kv_f32") +
+                         (info.param.llama3_rope ? "_llama3_rope" : "");
       return name;
     });
 
