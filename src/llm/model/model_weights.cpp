@@ -62,6 +62,9 @@ std::vector<float> vector_of(const GgufFile& file, const std::string& name, uint
 
 ModelWeights ModelWeights::from_gguf(const GgufFile& file, ModelConfig& c) {
   ModelWeights w;
+  if (file.tensors().empty()) {
+    throw FormatError(file.name() + " holds no tensors: it is not a model (a vocab-only file?)");
+  }
   const GgufTensorInfo& embd = file.tensor_info("token_embd.weight");
   w.token_embd = matrix_of(file, embd, c.n_embd, 0);
   if (w.token_embd.rows < 1 || w.token_embd.rows > (1 << 24)) {
