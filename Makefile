@@ -30,8 +30,19 @@ configure: $(BUILD_DIR)/build.ninja
 build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-run: build
-	$(BUILD_DIR)/nvhcq info
+# `make run`: a small synthetic model (seeded random weights at a ~125M-parameter
+# shape, Q4_K_M), made once and kept in $(BUILD_DIR)/models/, and a short
+# generation with it on the CPU.
+RUN_MODEL  ?= $(BUILD_DIR)/models/small-q4_k_m.gguf
+RUN_PROMPT ?= Once upon a time
+RUN_TOKENS ?= 48
+
+run: build $(RUN_MODEL)
+	$(BUILD_DIR)/nvhcq run -m $(RUN_MODEL) -p "$(RUN_PROMPT)" -n $(RUN_TOKENS) --seed 42
+
+$(RUN_MODEL): | build
+	@mkdir -p $(dir $@)
+	$(BUILD_DIR)/nvhcq synth --preset small --type q4_k_m --seed 1 -o $@
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
