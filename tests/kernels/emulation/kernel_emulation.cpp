@@ -1,0 +1,361 @@
+// The CPU kernel emulator (kernel_emulation.h): threads as ucontext fibers, run
+// round-robin on one OS thread; a fiber runs until it waits at a barrier.
+
+#include "kernels/emulation/kernel_emulation.h"
+
+#include <ucontext.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+namespace nvhcq::emu {
+namespace {
+
+constexpr size_t kStackBytes = 256 * 1024;
+
+struct PendingCopy {
+  uint32_t dst;
+  uint8_t data[16];
+};
+
+struct Fiber {
+  ucontext_t ctx;
+  Dim3 tid;
+  uint32_t linear = 0;
+  bool done = false;
+  const uint64_t* wait_on = nullptr;  // a generation counter this fiber waits to change
+  uint64_t wait_value = 0;
+  std::vector<std::vector<PendingCopy>> groups;  // committed cp.async groups, oldest first
+  std::vector<PendingCopy> open;                 // issued since the last commit
+};
+
+enum class Collective { kNone, kLdmatrix, kLdmatrixTrans, kMmaF16, kMmaBf16 };
+
+// What the 32 lanes of a warp hand to a collective; the last lane to arrive
+// computes every lane's result.
+struct Warp {
+  uint64_t generation = 0;
+  int arrived = 0;
+  Collective op = Collective::kNone;
+  uint32_t addr[32];
+  uint32_t* regs[32];
+  uint32_t a[32][4], b[32][2];
+  float* d[32];
+};
+
+struct State {
+  LaunchConfig config;
+  const std::function<void()>* kernel = nullptr;
+  Dim3 block;
+  uint32_t threads = 0;
+  std::vector<uint8_t> smem;
+  std::vector<Fiber> fibers;
+  std::vector<Warp> warps;
+  uint64_t barrier_generation = 0;
+  uint32_t barrier_arrived = 0;
+  Fiber* current = nullptr;
+  ucontext_t main_ctx;
+  std::string error;
+  Stats stats;
+};
+
+State* g_state = nullptr;
+Stats g_last_stats;
+std::vector<std::pair<uintptr_t, size_t>> g_globals;
+
+State& state() { return *g_state; }
+
+void fail(const std::string& what) {
+  State& s = state();
+  if (!s.error.empty()) return;
+  s.error = what + " (block " + std::to_string(s.block.x) + "," + std::to_string(s.block.y) + "," +
+            std::to_string(s.block.z) + ", thread " +
+            std::to_string(s.current != nullptr ? s.current->linear : 0) + ")";
+}
+
+// Suspends the running fiber until *counter differs from `value`.
+void wait_for_change(const uint64_t* counter, uint64_t value) {
+  State& s = state();
+  Fiber* f = s.current;
+  f->wait_on = counter;
+  f->wait_value = value;
+  swapcontext(&f->ctx, &s.main_ctx);
+}
+
+bool smem_range_ok(uint32_t addr, uint32_t bytes) {
+  return uint64_t{addr} + bytes <= state().smem.size();
+}
+
+uint16_t smem_u16(uint32_t addr) {
+  uint16_t v;
+  std::memcpy(&v, state().smem.data() + addr, 2);
+  return v;
+}
+
+float bits16(uint32_t reg, int half, bool bf16) {
+  uint16_t v = static_cast<uint16_t>(half == 0 ? reg & 0xffffu : reg >> 16);
+  return bf16 ? cpu::bf16_to_float(v) : cpu::half_to_float(v);
+}
+
+void run_ldmatrix(Warp& w, bool transpose) {
+  for (int lane = 0; lane < 32; ++lane) {
+    if (w.addr[lane] % 16 != 0 || !smem_range_ok(w.addr[lane], 16)) {
+      fail("ldmatrix row address " + std::to_string(w.addr[lane]) + " of lane " + std::to_string(lane) +
+           " is misaligned or outside the " + std::to_string(state().smem.size()) + "-byte shared memory");
+      for (int l = 0; l < 32; ++l) std::memset(w.regs[l], 0, 16);
+      return;
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    int per_group[8] = {0};
+    for (int row = 0; row < 8; ++row) ++per_group[(w.addr[8 * i + row] / 16) % 8];
+    int wavefronts = *std::max_element(per_group, per_group + 8);
+    ++state().stats.ldmatrix_matrices;
+    state().stats.ldmatrix_extra_wavefronts += static_cast<uint64_t>(wavefronts - 1);
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < 4; ++i) {
+      uint16_t lo, hi;
+      if (!transpose) {
+        uint32_t row = w.addr[8 * i + lane / 4];
+        lo = smem_u16(row + (2 * (lane % 4)) * 2);
+        hi = smem_u16(row + (2 * (lane % 4) + 1) * 2);
+      } else {
+        lo = smem_u16(w.addr[8 * i + 2 * (lane % 4)] + (lane / 4) * 2);
+        hi = smem_u16(w.addr[8 * i + 2 * (lane % 4) + 1] + (lane / 4) * 2);
+      }
+      w.regs[lane][i] = static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
+    }
+  }
+}
+
+void run_mma(Warp& w, bool bf16) {
+  float A[16][16], B[16][8];
+  for (int lane = 0; lane < 32; ++lane) {
+    int gr = lane / 4, t = lane % 4;
+    for (int h = 0; h < 2; ++h) {
+      A[gr][2 * t + h] = bits16(w.a[lane][0], h, bf16);
+      A[gr + 8][2 * t + h] = bits16(w.a[lane][1], h, bf16);
+      A[gr][2 * t + 8 + h] = bits16(w.a[lane][2], h, bf16);
+      A[gr + 8][2 * t + 8 + h] = bits16(w.a[lane][3], h, bf16);
+      B[2 * t + h][gr] = bits16(w.b[lane][0], h, bf16);
+      B[2 * t + 8 + h][gr] = bits16(w.b[lane][1], h, bf16);
+    }
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    int gr = lane / 4, t = lane % 4;
+    for (int r = 0; r < 4; ++r) {
+      int row = gr + (r / 2) * 8, col = 2 * t + (r % 2);
+      double sum = w.d[lane][r];
+      for (int k = 0; k < 16; ++k) sum += static_cast<double>(A[row][k]) * B[k][col];
+      w.d[lane][r] = static_cast<float>(sum);
+    }
+  }
+}
+
+template <typename Deposit>
+void collective(Collective op, Deposit deposit) {
+  State& s = state();
+  Fiber* f = s.current;
+  if (s.threads % 32 != 0) {
+    fail("a warp collective in a block of " + std::to_string(s.threads) + " threads (not whole warps)");
+    return;
+  }
+  Warp& w = s.warps[f->linear / 32];
+  uint32_t lane = f->linear % 32;
+  if (w.arrived == 0) {
+    w.op = op;
+  } else if (w.op != op) {
+    fail("the lanes of a warp reached different collectives");
+  }
+  deposit(w, lane);
+  uint64_t gen = w.generation;
+  if (++w.arrived < 32) {
+    wait_for_change(&w.generation, gen);
+    return;
+  }
+  switch (op) {
+    case Collective::kLdmatrix: run_ldmatrix(w, false); break;
+    case Collective::kLdmatrixTrans: run_ldmatrix(w, true); break;
+    case Collective::kMmaF16: run_mma(w, false); break;
+    case Collective::kMmaBf16: run_mma(w, true); break;
+    case Collective::kNone: break;
+  }
+  w.arrived = 0;
+  ++w.generation;
+}
+
+void retire(Fiber& f, size_t keep) {
+  State& s = state();
+  while (f.groups.size() > keep) {
+    for (const auto& c : f.groups.front()) std::memcpy(s.smem.data() + c.dst, c.data, 16);
+    f.groups.erase(f.groups.begin());
+  }
+}
+
+void trampoline() {
+  State& s = state();
+  (*s.kernel)();
+  Fiber* f = s.current;
+  bool pending = !f->open.empty();
+  for (const auto& grp : f->groups) pending = pending || !grp.empty();
+  if (pending) fail("the thread exited with cp.async copies not waited for");
+  f->done = true;
+  // Returning resumes uc_link: the scheduler.
+}
+
+void run_block(State& s, uint8_t* stacks) {
+  std::fill(s.smem.begin(), s.smem.end(), 0xff);  // NaN in f16, bf16 and f32
+  s.fibers.assign(s.threads, Fiber{});
+  s.warps.assign((s.threads + 31) / 32, Warp{});
+  s.barrier_arrived = 0;
+  const Dim3& b = s.config.block;
+  for (uint32_t i = 0; i < s.threads; ++i) {
+    Fiber& f = s.fibers[i];
+    f.linear = i;
+    f.tid = Dim3{i % b.x, (i / b.x) % b.y, i / (b.x * b.y)};
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = stacks + i * kStackBytes;
+    f.ctx.uc_stack.ss_size = kStackBytes;
+    f.ctx.uc_link = &s.main_ctx;
+    makecontext(&f.ctx, trampoline, 0);
+  }
+  for (;;) {
+    bool alive = false, ran = false;
+    for (Fiber& f : s.fibers) {
+      if (f.done) continue;
+      alive = true;
+      if (f.wait_on != nullptr) {
+        if (*f.wait_on == f.wait_value) continue;
+        f.wait_on = nullptr;
+      }
+      s.current = &f;
+      swapcontext(&s.main_ctx, &f.ctx);
+      ran = true;
+    }
+    if (!alive) break;
+    if (!ran) {
+      s.current = nullptr;
+      fail("deadlock: every live thread waits at a barrier the others never reach");
+      break;
+    }
+  }
+  s.current = nullptr;
+}
+
+}  // namespace
+
+const Dim3& thread_index() { return state().current->tid; }
+const Dim3& block_index() { return state().block; }
+const Dim3& block_dim() { return state().config.block; }
+const Dim3& grid_dim() { return state().config.grid; }
+
+void sync_threads() {
+  State& s = state();
+  uint64_t gen = s.barrier_generation;
+  if (++s.barrier_arrived < s.threads) {
+    wait_for_change(&s.barrier_generation, gen);
+    return;
+  }
+  s.barrier_arrived = 0;
+  ++s.barrier_generation;
+}
+
+uint8_t* shared_memory() { return state().smem.data(); }
+
+uint32_t shared_offset(const void* p) {
+  State& s = state();
+  auto a = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(s.smem.data());
+  if (a < base || a > base + s.smem.size()) {
+    fail("smem_addr of a pointer outside shared memory");
+    return 0;
+  }
+  return static_cast<uint32_t>(a - base);
+}
+
+void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
+  State& s = state();
+  if (dst % 16 != 0 || !smem_range_ok(dst, 16)) {
+    fail("cp.async destination " + std::to_string(dst) + " is misaligned or outside shared memory");
+    return;
+  }
+  if (src_bytes > 16) {
+    fail("cp.async source size over 16");
+    return;
+  }
+  PendingCopy c{dst, {}};
+  if (src_bytes > 0) {
+    auto a = reinterpret_cast<uintptr_t>(src);
+    bool inside = false;
+    for (const auto& [base, size] : g_globals) inside = inside || (a >= base && a + src_bytes <= base + size);
+    if (!inside) {
+      fail("cp.async reads " + std::to_string(src_bytes) + " bytes outside every registered buffer");
+      return;
+    }
+    if (a % 16 != 0) {
+      fail("cp.async source is not 16-byte aligned");
+      return;
+    }
+    std::memcpy(c.data, src, src_bytes);
+  }
+  if (s.config.deferred_copies) {
+    s.current->open.push_back(c);
+  } else {
+    std::memcpy(s.smem.data() + dst, c.data, 16);
+  }
+}
+
+void cp_async_commit() {
+  Fiber* f = state().current;
+  f->groups.push_back(std::move(f->open));
+  f->open.clear();
+}
+
+void cp_async_wait(int pending) { retire(*state().current, static_cast<size_t>(pending)); }
+
+void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose) {
+  collective(transpose ? Collective::kLdmatrixTrans : Collective::kLdmatrix, [&](Warp& w, uint32_t lane) {
+    w.addr[lane] = addr;
+    w.regs[lane] = r;
+  });
+}
+
+void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf16) {
+  collective(bf16 ? Collective::kMmaBf16 : Collective::kMmaF16, [&](Warp& w, uint32_t lane) {
+    std::memcpy(w.a[lane], a, 16);
+    std::memcpy(w.b[lane], b, 8);
+    w.d[lane] = d;
+  });
+}
+
+std::string launch(const LaunchConfig& config, const std::function<void()>& kernel) {
+  State s;
+  s.config = config;
+  s.kernel = &kernel;
+  s.threads = config.block.x * config.block.y * config.block.z;
+  s.smem.resize(config.shared_bytes);
+  std::unique_ptr<uint8_t[]> stacks(new uint8_t[kStackBytes * s.threads]);
+  g_state = &s;
+  for (uint32_t z = 0; z < config.grid.z && s.error.empty(); ++z) {
+    for (uint32_t y = 0; y < config.grid.y && s.error.empty(); ++y) {
+      for (uint32_t x = 0; x < config.grid.x && s.error.empty(); ++x) {
+        s.block = Dim3{x, y, z};
+        run_block(s, stacks.get());
+      }
+    }
+  }
+  g_state = nullptr;
+  g_last_stats = s.stats;
+  return s.error;
+}
+
+Stats last_stats() { return g_last_stats; }
+
+void register_global(const void* p, size_t bytes) {
+  g_globals.emplace_back(reinterpret_cast<uintptr_t>(p), bytes);
+}
+
+void clear_globals() { g_globals.clear(); }
+
+}  // namespace nvhcq::emu

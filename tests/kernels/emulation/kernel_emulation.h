@@ -1,0 +1,113 @@
+#pragma once
+// Runs nvhcq's CUDA C kernels on the CPU, to test their indexing where no GPU is
+// present (CI). A kernel file is compiled by the host compiler with
+// NVHCQ_KERNEL_EMULATION defined; its gemm_prims.cuh then includes this header
+// instead of the PTX primitives. Every thread of a block is a fiber; blocks run
+// one after another. The warp-collective primitives (ldmatrix, mma.sync) gather
+// all 32 lanes and compute exactly what the PTX ISA specifies for each lane;
+// cp.async copies land in shared memory only when a cp.async.wait_group lets
+// them (so a missing wait reads poison); shared memory starts poisoned; every
+// shared-memory address and every cp.async source is bounds-checked. A violation
+// or a deadlock (threads waiting at different barriers) fails the launch with a
+// message.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "cpu/half.h"
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+
+namespace nvhcq::emu {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+const Dim3& thread_index();
+const Dim3& block_index();
+const Dim3& block_dim();
+const Dim3& grid_dim();
+
+void sync_threads();
+uint8_t* shared_memory();
+uint32_t shared_offset(const void* p);
+void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes);
+void cp_async_commit();
+void cp_async_wait(int pending);
+void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose);
+void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf16);
+
+struct LaunchConfig {
+  Dim3 grid, block;
+  uint32_t shared_bytes = 0;
+  // cp.async data lands at the wait that retires it (true), or at once (false).
+  bool deferred_copies = true;
+};
+
+// Runs `kernel` once per thread of every block. Returns an empty string, or what
+// went wrong (the first violation, or a deadlock).
+std::string launch(const LaunchConfig& config, const std::function<void()>& kernel);
+
+// Shared-memory bank conflicts of the last launch's ldmatrix: each 8x8 matrix is
+// one 128-byte access when its eight rows fall in eight different 16-byte bank
+// groups; every further access a matrix needs counts as one extra wavefront.
+struct Stats {
+  uint64_t ldmatrix_matrices = 0;
+  uint64_t ldmatrix_extra_wavefronts = 0;
+};
+Stats last_stats();
+
+// Global memory cp.async may read: tests register their buffers before a launch.
+void register_global(const void* p, size_t bytes);
+void clear_globals();
+
+}  // namespace nvhcq::emu
+
+#define threadIdx (::nvhcq::emu::thread_index())
+#define blockIdx (::nvhcq::emu::block_index())
+#define blockDim (::nvhcq::emu::block_dim())
+#define gridDim (::nvhcq::emu::grid_dim())
+
+inline void __syncthreads() { ::nvhcq::emu::sync_threads(); }
+
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+struct alignas(16) uint4 {
+  uint32_t x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) { return uint4{x, y, z, w}; }
+inline uint32_t __float_as_uint(float f) { return ::nvhcq::cpu::float_bits(f); }
+inline float __uint_as_float(uint32_t u) { return ::nvhcq::cpu::bits_float(u); }
+
+// common.cuh's conversions.
+inline float half_to_float(uint16_t h) { return ::nvhcq::cpu::half_to_float(h); }
+inline uint16_t float_to_half(float f) { return ::nvhcq::cpu::float_to_half(f); }
+inline float bf16_to_float(uint16_t b) { return ::nvhcq::cpu::bf16_to_float(b); }
+inline uint16_t float_to_bf16(float f) { return ::nvhcq::cpu::float_to_bf16(f); }
+
+// gemm_prims.cuh's primitives.
+inline uint8_t* dynamic_smem() { return ::nvhcq::emu::shared_memory(); }
+inline uint32_t smem_addr(const void* p) { return ::nvhcq::emu::shared_offset(p); }
+inline void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
+  ::nvhcq::emu::cp_async_16(dst, src, src_bytes);
+}
+inline void cp_async_commit() { ::nvhcq::emu::cp_async_commit(); }
+template <int N>
+inline void cp_async_wait() {
+  ::nvhcq::emu::cp_async_wait(N);
+}
+inline void ldmatrix_x4(uint32_t r[4], uint32_t addr) { ::nvhcq::emu::ldmatrix_x4(r, addr, false); }
+inline void ldmatrix_x4_trans(uint32_t r[4], uint32_t addr) { ::nvhcq::emu::ldmatrix_x4(r, addr, true); }
+template <bool kBf16>
+inline void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  ::nvhcq::emu::mma_m16n8k16(d, a, b, kBf16);
+}
