@@ -33,7 +33,8 @@ int run_quantize(const Args& args) {
   }
   const std::string type = *r.positional("TYPE");
   const auto ftype = llm::parse_file_type(type);
-  if (!ftype) throw UsageError("unknown TYPE '" + type + "' (one of " + llm::file_type_names() + ")");
+  if (!ftype)
+    throw UsageError("unknown TYPE '" + type + "' (one of " + llm::file_type_names() + ")");
   int threads = cpu::default_thread_count();
   if (!r.get("threads").empty()) {
     const long long t = r.get_int("threads");
@@ -46,8 +47,9 @@ int run_quantize(const Args& args) {
   o.ftype = *ftype;
   o.progress = [&](const std::string& name, llm::GgmlType from, llm::GgmlType to, double f) {
     if (quiet) return;
-    std::fprintf(stderr, "\rquantize: %3d%% %-36s %6s -> %-6s", static_cast<int>(f * 100.0), name.c_str(),
-                 std::string(llm::traits(from).name).c_str(), std::string(llm::traits(to).name).c_str());
+    std::fprintf(stderr, "\rquantize: %3d%% %-36s %6s -> %-6s", static_cast<int>(f * 100.0),
+                 name.c_str(), std::string(llm::traits(from).name).c_str(),
+                 std::string(llm::traits(to).name).c_str());
     std::fflush(stderr);
   };
   const auto t0 = std::chrono::steady_clock::now();
@@ -57,12 +59,13 @@ int run_quantize(const Args& args) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!quiet) std::fprintf(stderr, "\n");
   if (res.requantized > 0) {
-    std::fprintf(stderr, "warning: %zu tensors were already quantized and lost quality in the conversion\n",
+    std::fprintf(stderr,
+                 "warning: %zu tensors were already quantized and lost quality in the conversion\n",
                  res.requantized);
   }
-  std::printf("wrote %s (%s): %zu tensors, %zu converted, %.1f MiB -> %.1f MiB in %.1f s\n", out.c_str(),
-              std::string(llm::llama_ftype_name(o.ftype)).c_str(), res.tensors, res.converted,
-              res.input_bytes / 1048576.0, res.output_bytes / 1048576.0, secs);
+  std::printf("wrote %s (%s): %zu tensors, %zu converted, %.1f MiB -> %.1f MiB in %.1f s\n",
+              out.c_str(), std::string(llm::llama_ftype_name(o.ftype)).c_str(), res.tensors,
+              res.converted, res.input_bytes / 1048576.0, res.output_bytes / 1048576.0, secs);
   return 0;
 }
 

@@ -23,12 +23,16 @@
 namespace nvhcq::app {
 namespace {
 
-double mib(uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+double mib(uint64_t bytes) {
+  return static_cast<double>(bytes) / 1048576.0;
+}
 
 ArgParser make_parser() {
-  ArgParser p("nvhcq run", "Generate text with a GGUF model (llama, mistral, qwen2 architectures).");
+  ArgParser p("nvhcq run",
+              "Generate text with a GGUF model (llama, mistral, qwen2 architectures).");
   p.option("model", "FILE", "the GGUF model", "", 'm')
-      .option("prompt", "TEXT", "the prompt (special-token text such as <|eot_id|> is parsed)", "", 'p')
+      .option("prompt", "TEXT", "the prompt (special-token text such as <|eot_id|> is parsed)", "",
+              'p')
       .option("n-predict", "N", "tokens to generate (-1: until the context is full)", "128", 'n')
       .option("temp", "T", "temperature; 0 is greedy", "0.8")
       .option("top-k", "K", "keep the K most likely tokens (0: off)", "40")
@@ -38,7 +42,8 @@ ArgParser make_parser() {
       .option("repeat-last-n", "N", "tokens the repetition penalty looks back on", "64")
       .option("seed", "S", "random seed of the sampler (default: a random one, printed)")
       .option("threads", "N", "CPU threads (default: all cores, or NVHCQ_THREADS)", "", 't')
-      .option("ctx-size", "N", "context (KV cache) size (default: prompt + -n, within the trained context)", "", 'c')
+      .option("ctx-size", "N",
+              "context (KV cache) size (default: prompt + -n, within the trained context)", "", 'c')
       .option("backend", "NAME", "cpu (nv, cuda and auto come with the GPU backends)", "cpu")
       .flag("no-echo", "do not print the prompt before the generated text")
       .flag("verbose", "report the model, the sampler and resident memory", 'v');
@@ -57,7 +62,8 @@ int positive_or(const ArgParser::Result& r, const std::string& name, int fallbac
 void check_backend(const std::string& backend) {
   if (backend == "cpu" || backend == "auto") return;
   if (backend == "nv" || backend == "cuda") {
-    throw Error("--backend " + backend + ": only the cpu backend is built yet (the GPU backends "
+    throw Error("--backend " + backend +
+                ": only the cpu backend is built yet (the GPU backends "
                 "nv and cuda come with issue 9); use --backend cpu");
   }
   throw UsageError("--backend must be cpu, nv, cuda or auto, not '" + backend + "'");
@@ -74,7 +80,8 @@ int run_run(const Args& args) {
   }
   const std::string path = r.get("model");
   if (path.empty()) throw UsageError("missing -m FILE\n\n" + parser.usage());
-  if (!r.has("prompt") || r.get("prompt").empty()) throw UsageError("missing -p PROMPT\n\n" + parser.usage());
+  if (!r.has("prompt") || r.get("prompt").empty())
+    throw UsageError("missing -p PROMPT\n\n" + parser.usage());
   const std::string prompt = r.get("prompt");
   const std::string backend = r.get("backend");
   check_backend(backend);
@@ -98,7 +105,8 @@ int run_run(const Args& args) {
   const long long n_predict = r.get_int("n-predict");
   if (n_predict < -1 || n_predict > (1 << 30)) throw UsageError("-n must be -1 or more");
   const int threads = positive_or(r, "threads", cpu::default_thread_count(), 1);
-  if (backend == "auto") std::fprintf(stderr, "backend auto: only the cpu backend is built yet; using cpu\n");
+  if (backend == "auto")
+    std::fprintf(stderr, "backend auto: only the cpu backend is built yet; using cpu\n");
 
   const std::optional<llm::ProcessMemory> before = llm::read_process_memory();
   std::fprintf(stderr, "loading %s\n", path.c_str());
@@ -119,15 +127,16 @@ int run_run(const Args& args) {
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count(),
                cfg.describe().c_str());
   const llm::Tokenizer tokenizer = llm::Tokenizer::from_gguf(model->file());
-  const std::vector<int32_t> ids = tokenizer.encode(prompt, /*add_special=*/true, /*parse_special=*/true);
+  const std::vector<int32_t> ids =
+      tokenizer.encode(prompt, /*add_special=*/true, /*parse_special=*/true);
   if (ids.empty()) throw UsageError("the prompt gives no tokens");
 
   const int trained = static_cast<int>(std::min<uint32_t>(cfg.n_ctx_train, 1u << 30));
   const int wanted = n_predict < 0 ? trained : static_cast<int>(ids.size() + n_predict);
   const int ctx = positive_or(r, "ctx-size", std::min(std::max(wanted, 1), trained), 1);
   if (static_cast<int>(ids.size()) >= ctx) {
-    throw UsageError("the prompt's " + std::to_string(ids.size()) + " tokens do not fit a context of " +
-                     std::to_string(ctx) + " (--ctx-size)");
+    throw UsageError("the prompt's " + std::to_string(ids.size()) +
+                     " tokens do not fit a context of " + std::to_string(ctx) + " (--ctx-size)");
   }
   llm::KvCache cache = model->make_cache(ctx);
   llm::Sampler sampler(sp);
@@ -144,20 +153,22 @@ int run_run(const Args& args) {
   llm::GenerationOptions go;
   go.max_tokens = static_cast<int>(n_predict);
   go.is_end = [&](int32_t id) { return tokenizer.is_eog(id); };
-  const llm::GenerationStats st = llm::generate(*model, cache, pool, sampler, ids, go, [&](int32_t id) {
-    const std::string piece = tokenizer.token_to_piece(id);
-    std::fwrite(piece.data(), 1, piece.size(), stdout);
-    std::fflush(stdout);
-    return true;
-  });
+  const llm::GenerationStats st =
+      llm::generate(*model, cache, pool, sampler, ids, go, [&](int32_t id) {
+        const std::string piece = tokenizer.token_to_piece(id);
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+        return true;
+      });
   std::printf("\n");
   std::fflush(stdout);
 
   std::fprintf(stderr, "prompt:     %d tokens in %.3f s, %.1f tok/s\n", st.prompt_tokens,
                st.prompt_seconds, st.prompt_tokens_per_second());
-  std::fprintf(stderr, "generation: %d tokens in %.3f s, %.1f tok/s (%d decode passes, %.1f ms each)\n",
-               st.generated_tokens, st.decode_seconds, st.decode_tokens_per_second(), st.decode_passes,
-               st.decode_passes > 0 ? 1000.0 * st.decode_seconds / st.decode_passes : 0.0);
+  std::fprintf(
+      stderr, "generation: %d tokens in %.3f s, %.1f tok/s (%d decode passes, %.1f ms each)\n",
+      st.generated_tokens, st.decode_seconds, st.decode_tokens_per_second(), st.decode_passes,
+      st.decode_passes > 0 ? 1000.0 * st.decode_seconds / st.decode_passes : 0.0);
   std::fprintf(stderr, "stopped by: %s; sampler: %s; %d threads, backend cpu\n",
                st.stop_reason().c_str(), sp.describe().c_str(), threads);
   if (verbose) {
@@ -167,12 +178,13 @@ int run_run(const Args& args) {
     } else {
       const uint64_t budget = model->file().file_size() + cache.bytes();
       const double over = 100.0 * (static_cast<double>(m->rss) / static_cast<double>(budget) - 1.0);
-      std::fprintf(stderr,
-                   "memory: resident %.1f MiB (file pages %.1f, anonymous %.1f; %.1f before loading) "
-                   "vs model file %.1f MiB + KV cache %.1f MiB = %.1f MiB: %+.1f%% (%s the +10%% bound)\n",
-                   mib(m->rss), mib(m->rss_file), mib(m->rss_anon), before ? mib(before->rss) : 0.0,
-                   mib(model->file().file_size()), mib(cache.bytes()), mib(budget), over,
-                   over <= 10.0 ? "within" : "beyond");
+      std::fprintf(
+          stderr,
+          "memory: resident %.1f MiB (file pages %.1f, anonymous %.1f; %.1f before loading) "
+          "vs model file %.1f MiB + KV cache %.1f MiB = %.1f MiB: %+.1f%% (%s the +10%% bound)\n",
+          mib(m->rss), mib(m->rss_file), mib(m->rss_anon), before ? mib(before->rss) : 0.0,
+          mib(model->file().file_size()), mib(cache.bytes()), mib(budget), over,
+          over <= 10.0 ? "within" : "beyond");
     }
   }
   return 0;

@@ -18,14 +18,16 @@
 namespace nvhcq::app {
 
 int run_synth(const Args& args) {
-  ArgParser parser("nvhcq synth",
-                   "Write a LLaMA-family GGUF model with seeded random weights at a preset's exact\n"
-                   "shape, quantized with llama.cpp's mix for --type, with the tokenizer of --vocab\n"
-                   "(padded to the preset's vocabulary) or a byte-level BPE tokenizer of its own.");
+  ArgParser parser(
+      "nvhcq synth",
+      "Write a LLaMA-family GGUF model with seeded random weights at a preset's exact\n"
+      "shape, quantized with llama.cpp's mix for --type, with the tokenizer of --vocab\n"
+      "(padded to the preset's vocabulary) or a byte-level BPE tokenizer of its own.");
   parser.option("arch", "ARCH", "architecture: llama, mistral or qwen2 (Q/K/V biases)", "llama")
       .option("preset", "NAME", "model shape: " + llm::synth_preset_names(), "tiny")
       .option("type", "TYPE", "weight type / llama.cpp mix: " + llm::file_type_names(), "f16")
-      .option("vocab", "FILE", "GGUF file whose tokenizer to use (e.g. tests/data/vocab/ggml-vocab-*.gguf)")
+      .option("vocab", "FILE",
+              "GGUF file whose tokenizer to use (e.g. tests/data/vocab/ggml-vocab-*.gguf)")
       .option("seed", "N", "seed of the random weights", "1")
       .option("threads", "N", "threads (default: all cores, or NVHCQ_THREADS)")
       .option("output", "FILE", "the GGUF file to write", "", 'o')
@@ -45,7 +47,8 @@ int run_synth(const Args& args) {
   o.preset = *preset;
   const auto ftype = llm::parse_file_type(r.get("type"));
   if (!ftype) {
-    throw UsageError("unknown --type '" + r.get("type") + "' (one of " + llm::file_type_names() + ")");
+    throw UsageError("unknown --type '" + r.get("type") + "' (one of " + llm::file_type_names() +
+                     ")");
   }
   o.ftype = *ftype;
   o.vocab_path = r.get("vocab");
@@ -77,10 +80,11 @@ int run_synth(const Args& args) {
   const llm::SynthResult res = llm::synthesize_model(o, *pool);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!quiet) std::fprintf(stderr, "\n");
-  std::printf("wrote %s: %s preset, %s, %.1fM parameters, vocab %u, %zu tensors, %.1f MiB in %.1f s\n",
-              o.output_path.c_str(), std::string(o.preset.name).c_str(),
-              std::string(llm::llama_ftype_name(o.ftype)).c_str(), res.parameters / 1e6, res.n_vocab,
-              res.tensors, res.file_bytes / 1048576.0, secs);
+  std::printf(
+      "wrote %s: %s preset, %s, %.1fM parameters, vocab %u, %zu tensors, %.1f MiB in %.1f s\n",
+      o.output_path.c_str(), std::string(o.preset.name).c_str(),
+      std::string(llm::llama_ftype_name(o.ftype)).c_str(), res.parameters / 1e6, res.n_vocab,
+      res.tensors, res.file_bytes / 1048576.0, secs);
   return 0;
 }
 

@@ -19,9 +19,12 @@ namespace {
 std::string printable(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
     else if (c < 0x20 || c == 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof(buf), "\\x%02x", c);
@@ -68,7 +71,8 @@ int run_tokenize(const Args& args) {
     return 0;
   }
   for (int32_t id : ids) {
-    std::printf("%6d '%s'\n", id, printable(tok.token_to_piece(id, /*render_special=*/true)).c_str());
+    std::printf("%6d '%s'\n", id,
+                printable(tok.token_to_piece(id, /*render_special=*/true)).c_str());
   }
   return 0;
 }

@@ -2,8 +2,8 @@
 // exit codes (0 ok, 1 failed, 2 usage), --help, clear errors for bad files, and
 // the output of each.
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,7 +59,9 @@ Result nvhcq(const std::vector<std::string>& args, const std::string& input = ""
   return r;
 }
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 std::string vocab_file(const std::string& name) {
   return std::string(NVHCQ_SOURCE_DIR) + "/tests/data/vocab/ggml-vocab-" + name + ".gguf";
@@ -110,7 +112,8 @@ TEST(CommandsCli, RunRefusesBadArgumentsAndFiles) {
 
 TEST(CommandsCli, RunStreamsDeterministicGreedyTextWithTimings) {
   const std::string& model = model_test::tiny_model("llama", LlamaFtype::MOSTLY_Q8_0);
-  const std::vector<std::string> args = {"run", "-m", model, "-p", "Once upon a time", "-n", "12", "--temp", "0"};
+  const std::vector<std::string> args = {"run", "-m", model,    "-p", "Once upon a time",
+                                         "-n",  "12", "--temp", "0"};
   const Result a = nvhcq(args);
   ASSERT_EQ(a.rc, 0) << a.err;
   EXPECT_TRUE(a.out.starts_with("Once upon a time")) << a.out;
@@ -125,7 +128,8 @@ TEST(CommandsCli, RunStreamsDeterministicGreedyTextWithTimings) {
   EXPECT_EQ(b.out, a.out);
   EXPECT_TRUE(has(b.err, "memory: resident")) << b.err;
   // Sampling with a seed repeats itself.
-  const std::vector<std::string> seeded = {"run", "-m", model, "-p", "Hello", "-n", "10", "--seed", "5", "--no-echo"};
+  const std::vector<std::string> seeded = {"run", "-m", model,    "-p", "Hello",
+                                           "-n",  "10", "--seed", "5",  "--no-echo"};
   const Result c = nvhcq(seeded), d = nvhcq(seeded);
   ASSERT_EQ(c.rc, 0) << c.err;
   EXPECT_EQ(c.out, d.out);
@@ -145,7 +149,8 @@ TEST(CommandsCli, SynthWritesAModelAndRefusesBadRequests) {
   EXPECT_EQ(nvhcq({"synth", "--type", "q9_9", "-o", out}).rc, 2);
   EXPECT_EQ(nvhcq({"synth", "--arch", "gptj", "-o", out}).rc, 2);
   EXPECT_EQ(nvhcq({"synth", "--preset", "tiny"}).rc, 2);  // no -o
-  r = nvhcq({"synth", "--vocab", model_test::temp_path("no-vocab.gguf"), "-o", model_test::temp_path("v.gguf")});
+  r = nvhcq({"synth", "--vocab", model_test::temp_path("no-vocab.gguf"), "-o",
+             model_test::temp_path("v.gguf")});
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(has(r.err, "no-vocab.gguf")) << r.err;
 }
@@ -204,7 +209,7 @@ TEST(CommandsCli, TokenizePrintsPiecesAndAddsBosUnlessRaw) {
   r = nvhcq({"tokenize", "-m", vocab, "--ids", "<s>Hello"});
   EXPECT_TRUE(r.out.starts_with("1 1 ")) << r.out;  // BOS, then <s> parsed as special
   r = nvhcq({"tokenize", "-m", vocab, "--ids", "--raw", "<s>Hello"});
-  EXPECT_FALSE(r.out.starts_with("1 ")) << r.out;  // no BOS, "<s>" is text
+  EXPECT_FALSE(r.out.starts_with("1 ")) << r.out;     // no BOS, "<s>" is text
   EXPECT_EQ(nvhcq({"tokenize", "-m", vocab}).rc, 2);  // no TEXT
   r = nvhcq({"tokenize", "-m", model_test::temp_path("nothing.gguf"), "x"});
   EXPECT_EQ(r.rc, 1);

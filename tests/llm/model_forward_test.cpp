@@ -31,7 +31,8 @@ namespace {
 const std::vector<int32_t> kPrompt = {1019, 5, 300, 17, 999, 42, 512, 77, 800, 3, 640, 128, 64};
 
 // The worst per-position relative error of `got` against `ref` (both token-major).
-double worst_relative_error(const std::vector<float>& got, const std::vector<double>& ref, size_t vocab) {
+double worst_relative_error(const std::vector<float>& got, const std::vector<double>& ref,
+                            size_t vocab) {
   double worst = 0.0;
   for (size_t t = 0; t * vocab < ref.size(); ++t) {
     double max_ref = 0.0, max_diff = 0.0;
@@ -73,13 +74,15 @@ TEST_P(ModelForwardVsReference, LogitsMatchFloat64) {
   model_test::ReferenceOptions ro;
   ro.round_kv_to_f16 = c.kv == KvCacheType::kF16;
   ro.round_activations = true;
-  const double err_same = worst_relative_error(logits, ref.forward(kPrompt, ro), model.config().n_vocab);
+  const double err_same =
+      worst_relative_error(logits, ref.forward(kPrompt, ro), model.config().n_vocab);
   ro.round_activations = false;
   const std::vector<double> expected = ref.forward(kPrompt, ro);
   const double err_exact = worst_relative_error(logits, expected, model.config().n_vocab);
-  std::printf("[ figure ] %s: worst relative logit error %.3g with the same rounded inputs (bound %.0e), "
-              "%.3g with exact inputs (bound %.0e)\n",
-              what.c_str(), err_same, c.bound_same_inputs, err_exact, c.bound_exact_inputs);
+  std::printf(
+      "[ figure ] %s: worst relative logit error %.3g with the same rounded inputs (bound %.0e), "
+      "%.3g with exact inputs (bound %.0e)\n",
+      what.c_str(), err_same, c.bound_same_inputs, err_exact, c.bound_exact_inputs);
   EXPECT_LE(err_same, c.bound_same_inputs) << what;
   EXPECT_LE(err_exact, c.bound_exact_inputs) << what;
   // The logits are not degenerate: they spread over several units.

@@ -18,7 +18,8 @@ namespace {
 
 const std::vector<int32_t> kPrompt = {1019, 5, 300, 17, 999, 42, 512, 77, 800, 3, 640, 128, 64};
 
-std::vector<int32_t> greedy_tokens(LlamaModel& model, int threads, int n, std::vector<float>* last_logits = nullptr) {
+std::vector<int32_t> greedy_tokens(LlamaModel& model, int threads, int n,
+                                   std::vector<float>* last_logits = nullptr) {
   KvCache cache = model.make_cache(64);
   cpu::ThreadPool pool(threads);
   SamplerParams sp;
@@ -75,13 +76,15 @@ TEST(ModelGeneration, PrefillThenDecodeEqualsOneFullPass) {
     for (size_t t = split; t < kPrompt.size(); ++t) {
       // The logits of position t-1, already in `logits`, must equal the full pass's.
       for (size_t i = 0; i < vocab; ++i) {
-        ASSERT_NEAR(logits[i], full[(t - 1) * vocab + i], 1e-5f * (1.0f + std::abs(full[(t - 1) * vocab + i])))
+        ASSERT_NEAR(logits[i], full[(t - 1) * vocab + i],
+                    1e-5f * (1.0f + std::abs(full[(t - 1) * vocab + i])))
             << "split " << split << " position " << t - 1;
       }
       model.forward(std::span(kPrompt).subspan(t, 1), cache, pool, logits);
     }
     for (size_t i = 0; i < vocab; ++i) {
-      ASSERT_NEAR(logits[i], full[(kPrompt.size() - 1) * vocab + i], 1e-5f * (1.0f + std::abs(logits[i])));
+      ASSERT_NEAR(logits[i], full[(kPrompt.size() - 1) * vocab + i],
+                  1e-5f * (1.0f + std::abs(logits[i])));
     }
   }
 
@@ -92,7 +95,8 @@ TEST(ModelGeneration, PrefillThenDecodeEqualsOneFullPass) {
   model.forward(kPrompt, cache, pool, batched, true);
   model.set_max_batch(256);
   ASSERT_EQ(batched.size(), full.size());
-  for (size_t i = 0; i < full.size(); ++i) ASSERT_NEAR(batched[i], full[i], 1e-5f * (1.0f + std::abs(full[i])));
+  for (size_t i = 0; i < full.size(); ++i)
+    ASSERT_NEAR(batched[i], full[i], 1e-5f * (1.0f + std::abs(full[i])));
 }
 
 TEST(ModelGeneration, ForwardRefusesWhatItCannotDoAndKeepsTheCache) {
@@ -145,10 +149,13 @@ TEST(ModelGeneration, GenerationStopsAtEndTokenLimitAndFullContext) {
   // The fourth greedy token as an end token: three tokens come out.
   std::vector<int32_t> got;
   const int32_t end = ref[3];
-  st = run(64, 10, [&](int32_t id) { return id == end; }, yes, &got);
+  st = run(
+      64, 10, [&](int32_t id) { return id == end; }, yes, &got);
   EXPECT_EQ(st.stop, GenerationStats::Stop::kEndToken);
-  const size_t first_end = static_cast<size_t>(std::find(ref.begin(), ref.end(), end) - ref.begin());
-  EXPECT_EQ(got, std::vector<int32_t>(ref.begin(), ref.begin() + static_cast<std::ptrdiff_t>(first_end)));
+  const size_t first_end =
+      static_cast<size_t>(std::find(ref.begin(), ref.end(), end) - ref.begin());
+  EXPECT_EQ(
+      got, std::vector<int32_t>(ref.begin(), ref.begin() + static_cast<std::ptrdiff_t>(first_end)));
 
   got.clear();
   st = run(static_cast<int>(kPrompt.size()) + 3, 10, {}, yes, &got);
@@ -156,7 +163,8 @@ TEST(ModelGeneration, GenerationStopsAtEndTokenLimitAndFullContext) {
   EXPECT_EQ(got, std::vector<int32_t>(ref.begin(), ref.begin() + 4));
 
   got.clear();
-  st = run(64, 10, {}, [&](int32_t) { return got.size() < 2; }, &got);
+  st = run(
+      64, 10, {}, [&](int32_t) { return got.size() < 2; }, &got);
   EXPECT_EQ(st.stop, GenerationStats::Stop::kCaller);
   EXPECT_EQ(got.size(), 2u);
 }

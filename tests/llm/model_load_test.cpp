@@ -94,19 +94,22 @@ TEST(ModelLoad, AMinimalModelLoadsTiedAndRuns) {
 }
 
 TEST(ModelLoad, UnsupportedArchitectureIsNamed) {
-  const MiniModel m = MiniModel::make({}, [](GgufWriter& w) { w.set_string("general.architecture", "gptj"); });
+  const MiniModel m =
+      MiniModel::make({}, [](GgufWriter& w) { w.set_string("general.architecture", "gptj"); });
   EXPECT_NE(load_error(m).find("'gptj' is not supported"), std::string::npos) << load_error(m);
 }
 
 TEST(ModelLoad, MissingTensorIsNamed) {
-  const MiniModel m = MiniModel::make([](const std::string& n) { return n != "blk.0.ffn_up.weight"; });
+  const MiniModel m =
+      MiniModel::make([](const std::string& n) { return n != "blk.0.ffn_up.weight"; });
   EXPECT_NE(load_error(m).find("blk.0.ffn_up.weight"), std::string::npos) << load_error(m);
 }
 
 TEST(ModelLoad, MissingOrBadHyperparameterIsNamed) {
   MiniModel m = MiniModel::make({}, [](GgufWriter& w) { w.erase("llama.block_count"); });
   EXPECT_NE(load_error(m).find("llama.block_count"), std::string::npos) << load_error(m);
-  m = MiniModel::make({}, [](GgufWriter& w) { w.set_scalar("llama.attention.head_count_kv", uint32_t{3}); });
+  m = MiniModel::make(
+      {}, [](GgufWriter& w) { w.set_scalar("llama.attention.head_count_kv", uint32_t{3}); });
   EXPECT_NE(load_error(m).find("head_count_kv"), std::string::npos) << load_error(m);
   m = MiniModel::make({}, [](GgufWriter& w) { w.set_scalar("llama.block_count", uint32_t{0}); });
   EXPECT_NE(load_error(m).find("llama.block_count"), std::string::npos) << load_error(m);

@@ -20,7 +20,8 @@ ReferenceModel::Matrix ReferenceModel::matrix(const GgufFile& f, const std::stri
   m.v.resize(static_cast<size_t>(m.rows) * m.cols);
   for (int r = 0; r < m.rows; ++r) {
     dequantize_row(info.type, data + r * row_bytes, row.data(), m.cols);
-    for (int c = 0; c < m.cols; ++c) m.v[static_cast<size_t>(r) * m.cols + c] = row[static_cast<size_t>(c)];
+    for (int c = 0; c < m.cols; ++c)
+      m.v[static_cast<size_t>(r) * m.cols + c] = row[static_cast<size_t>(c)];
   }
   return m;
 }
@@ -67,7 +68,8 @@ ReferenceModel::ReferenceModel(const GgufFile& f) {
   }
 }
 
-std::vector<double> ReferenceModel::matvec(const Matrix& m, const std::vector<double>& in, bool round) {
+std::vector<double> ReferenceModel::matvec(const Matrix& m, const std::vector<double>& in,
+                                           bool round) {
   if (static_cast<int>(in.size()) != m.cols) throw std::logic_error("reference matvec: bad shape");
   std::vector<double> x = in;
   if (round && m.activation_type != GgmlType::F32) {
@@ -120,7 +122,8 @@ std::vector<double> ReferenceModel::forward(const std::vector<int32_t>& tokens,
   };
   std::vector<std::vector<double>> x(static_cast<size_t>(n));
   for (int t = 0; t < n; ++t) {
-    const double* e = embd_.v.data() + static_cast<size_t>(tokens[static_cast<size_t>(t)]) * n_embd_;
+    const double* e =
+        embd_.v.data() + static_cast<size_t>(tokens[static_cast<size_t>(t)]) * n_embd_;
     x[static_cast<size_t>(t)].assign(e, e + n_embd_);
   }
   auto round_f16 = [&](std::vector<double>& v) {
@@ -155,7 +158,8 @@ std::vector<double> ReferenceModel::forward(const std::vector<int32_t>& tokens,
         for (int j = 0; j <= t; ++j) {
           double d = 0.0;
           for (int i = 0; i < head_dim_; ++i) {
-            d += q[t][static_cast<size_t>(h * head_dim_ + i)] * k[j][static_cast<size_t>(g * head_dim_ + i)];
+            d += q[t][static_cast<size_t>(h * head_dim_ + i)] *
+                 k[j][static_cast<size_t>(g * head_dim_ + i)];
           }
           s[static_cast<size_t>(j)] = d / std::sqrt(static_cast<double>(head_dim_));
           max = std::max(max, s[static_cast<size_t>(j)]);

@@ -36,7 +36,7 @@ class ReferenceModel {
   struct Matrix {
     int rows = 0, cols = 0;
     GgmlType activation_type = GgmlType::F32;  // the vec_dot partner of the weight type
-    std::vector<double> v;  // row-major
+    std::vector<double> v;                     // row-major
   };
   struct Layer {
     std::vector<double> attn_norm, ffn_norm, bq, bk, bv;

@@ -35,8 +35,8 @@ ModelConfig rope_config(RopeStyle style, int head_dim, int n_rot, float base) {
 
 // RoPE in double, written from the definition: pair (a, b) of dimension i turns by
 // pos * base^(-2i/n_rot) * linear / factor[i].
-std::vector<double> reference_rope(const std::vector<float>& x, int n_heads, int head_dim, int n_rot,
-                                   double base, int64_t pos, bool neox,
+std::vector<double> reference_rope(const std::vector<float>& x, int n_heads, int head_dim,
+                                   int n_rot, double base, int64_t pos, bool neox,
                                    const std::vector<float>& factors, double linear = 1.0) {
   std::vector<double> y(x.begin(), x.end());
   for (int h = 0; h < n_heads; ++h) {
@@ -71,7 +71,8 @@ TEST_P(RopeVsReference, MatchesFloat64AtShortAndLongPositions) {
   }
   std::vector<float> factors;
   if (rc.factors) {
-    for (int i = 0; i < rc.n_rot / 2; ++i) factors.push_back(1.0f + 0.37f * static_cast<float>(i % 5));
+    for (int i = 0; i < rc.n_rot / 2; ++i)
+      factors.push_back(1.0f + 0.37f * static_cast<float>(i % 5));
   }
   const Rope rope(c, factors);
   const int n_heads = 3;
@@ -84,8 +85,8 @@ TEST_P(RopeVsReference, MatchesFloat64AtShortAndLongPositions) {
     rope.angles(pos, cs.data());
     rope.apply(y.data(), n_heads, rc.head_dim, cs.data());
     const std::vector<double> ref =
-        reference_rope(x, n_heads, rc.head_dim, rc.n_rot, 500000.0, pos, rc.style == RopeStyle::kNeox,
-                       factors, 1.0 / rc.linear_factor);
+        reference_rope(x, n_heads, rc.head_dim, rc.n_rot, 500000.0, pos,
+                       rc.style == RopeStyle::kNeox, factors, 1.0 / rc.linear_factor);
     for (size_t i = 0; i < x.size(); ++i) {
       EXPECT_NEAR(y[i], ref[i], 1e-5) << "pos " << pos << " element " << i;
     }
@@ -174,14 +175,16 @@ std::vector<double> reference_attention(const std::vector<float>& q, const std::
       double max = -INFINITY, sum = 0.0;
       for (int j = 0; j < n_pos; ++j) {
         double d = 0.0;
-        for (int i = 0; i < hd; ++i) d += q[static_cast<size_t>((t * n_head + h) * hd + i)] * kv(k, j, g, i);
+        for (int i = 0; i < hd; ++i)
+          d += q[static_cast<size_t>((t * n_head + h) * hd + i)] * kv(k, j, g, i);
         s[static_cast<size_t>(j)] = d / std::sqrt(static_cast<double>(hd));
         max = std::max(max, s[static_cast<size_t>(j)]);
       }
       for (double& e : s) sum += (e = std::exp(e - max));
       for (int j = 0; j < n_pos; ++j) {
         for (int i = 0; i < hd; ++i) {
-          out[static_cast<size_t>((t * n_head + h) * hd + i)] += s[static_cast<size_t>(j)] / sum * kv(v, j, g, i);
+          out[static_cast<size_t>((t * n_head + h) * hd + i)] +=
+              s[static_cast<size_t>(j)] / sum * kv(v, j, g, i);
         }
       }
     }
@@ -209,16 +212,18 @@ TEST_P(AttentionVsReference, CausalGqaMatchesFloat64) {
     cache.store(1, p, k.data() + off, v.data() + off);
   }
   cache.set_size(n_pos);
-  const std::vector<double> ref = reference_attention(q, k, v, n_q, pos0, ac.n_head, ac.n_kv, hd,
-                                                      ac.type == KvCacheType::kF16);
+  const std::vector<double> ref =
+      reference_attention(q, k, v, n_q, pos0, ac.n_head, ac.n_kv, hd, ac.type == KvCacheType::kF16);
   std::vector<float> first;
   for (int threads : {1, 3}) {
     cpu::ThreadPool pool(threads);
     std::vector<float> out(q.size(), NAN);
     causal_attention(pool, cache, 1, q.data(), n_q, pos0, ac.n_head, out.data());
     for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 2e-5) << i;
-    if (first.empty()) first = out;
-    else EXPECT_EQ(out, first) << "results depend on the thread count";
+    if (first.empty())
+      first = out;
+    else
+      EXPECT_EQ(out, first) << "results depend on the thread count";
   }
 }
 
@@ -246,7 +251,8 @@ TEST(KvCache, StoresF16AndF32RowsPerHead) {
     for (int h = 0; h < 3; ++h) {
       for (int i = 0; i < 8; ++i) {
         const size_t at = static_cast<size_t>(4 * 8 + i);
-        const float want_k = k[static_cast<size_t>(h * 8 + i)], want_v = v[static_cast<size_t>(h * 8 + i)];
+        const float want_k = k[static_cast<size_t>(h * 8 + i)],
+                    want_v = v[static_cast<size_t>(h * 8 + i)];
         float got_k, got_v;
         if (type == KvCacheType::kF16) {
           got_k = fp16_to_fp32(static_cast<const uint16_t*>(cache.k_head(1, h))[at]);

@@ -16,7 +16,8 @@ namespace {
 struct TempDir {
   std::filesystem::path path;
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "nvhcq-model-test-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "nvhcq-model-test-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     path = tmpl;
   }
@@ -33,7 +34,9 @@ TempDir& temp_dir() {
 
 }  // namespace
 
-std::string temp_path(const std::string& name) { return (temp_dir().path / name).string(); }
+std::string temp_path(const std::string& name) {
+  return (temp_dir().path / name).string();
+}
 
 const std::string& tiny_model(const std::string& arch, LlamaFtype ftype, bool llama3_rope) {
   static std::mutex mutex;

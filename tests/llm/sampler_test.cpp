@@ -153,7 +153,8 @@ TEST(Sampler, DrawsFollowTheTemperatureScaledDistribution) {
 
 TEST(Sampler, TheSameSeedGivesTheSameTokensAndResetRestarts) {
   std::vector<float> logits(1000);
-  for (size_t i = 0; i < logits.size(); ++i) logits[i] = static_cast<float>(std::sin(i * 0.7) * 3.0);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[i] = static_cast<float>(std::sin(i * 0.7) * 3.0);
   SamplerParams p;  // the defaults: top-k 40, top-p 0.95, min-p 0.05, temp 0.8
   p.seed = 42;
   Sampler a(p), b(p);

@@ -45,9 +45,12 @@ std::string synth(const std::string& name, LlamaFtype ftype, uint64_t seed, int 
 }
 
 TEST(SynthModel, TheSeedAloneDecidesTheFile) {
-  const std::vector<uint8_t> a = read_bytes(synth("seed3-t1.gguf", LlamaFtype::MOSTLY_Q4_K_M, 3, 1));
-  const std::vector<uint8_t> b = read_bytes(synth("seed3-t2.gguf", LlamaFtype::MOSTLY_Q4_K_M, 3, 2));
-  const std::vector<uint8_t> c = read_bytes(synth("seed4-t2.gguf", LlamaFtype::MOSTLY_Q4_K_M, 4, 2));
+  const std::vector<uint8_t> a =
+      read_bytes(synth("seed3-t1.gguf", LlamaFtype::MOSTLY_Q4_K_M, 3, 1));
+  const std::vector<uint8_t> b =
+      read_bytes(synth("seed3-t2.gguf", LlamaFtype::MOSTLY_Q4_K_M, 3, 2));
+  const std::vector<uint8_t> c =
+      read_bytes(synth("seed4-t2.gguf", LlamaFtype::MOSTLY_Q4_K_M, 4, 2));
   ASSERT_GT(a.size(), 1000000u);
   EXPECT_TRUE(a == b) << "a different thread count changed the file";
   ASSERT_EQ(a.size(), c.size());
@@ -56,7 +59,8 @@ TEST(SynthModel, TheSeedAloneDecidesTheFile) {
 
 TEST(SynthModel, TensorTypesFollowLlamaCppsMix) {
   const GgufFile f = GgufFile::open(model_test::tiny_model("llama", LlamaFtype::MOSTLY_Q4_K_M));
-  EXPECT_EQ(f.metadata().get_u32("general.file_type"), static_cast<uint32_t>(LlamaFtype::MOSTLY_Q4_K_M));
+  EXPECT_EQ(f.metadata().get_u32("general.file_type"),
+            static_cast<uint32_t>(LlamaFtype::MOSTLY_Q4_K_M));
   QuantMixModel mix;
   mix.n_layer = 2;
   mix.n_gqa = 2;
@@ -140,7 +144,8 @@ TEST(SynthModel, WeightScalesKeepActivationsSane) {
   const GgufTensorInfo& out = f.tensor_info("output.weight");
   const float* o = reinterpret_cast<const float*>(f.tensor_data(out).data());
   double sq = 0;
-  for (int j = 0; j < 256; ++j) sq += static_cast<double>(o[int64_t{'a'} * 256 + j]) * o[int64_t{'a'} * 256 + j];
+  for (int j = 0; j < 256; ++j)
+    sq += static_cast<double>(o[int64_t{'a'} * 256 + j]) * o[int64_t{'a'} * 256 + j];
   EXPECT_NEAR(std::sqrt(sq), 3.0, 0.6);
   // A "quiet" row (the unprintable byte 0x01) is 20 times smaller.
   sq = 0;
@@ -200,7 +205,8 @@ TEST(SynthTokenizer, VocabFileIsCopiedAndPadded) {
 }
 
 TEST(SynthModel, AModelWithAVocabFileLoadsAndTokenizesLikeIt) {
-  const std::string path = synth("tiny-spm.gguf", LlamaFtype::MOSTLY_Q8_0, 5, 2, vocab_file("llama-spm"));
+  const std::string path =
+      synth("tiny-spm.gguf", LlamaFtype::MOSTLY_Q8_0, 5, 2, vocab_file("llama-spm"));
   const GgufFile f = GgufFile::open(path);
   EXPECT_EQ(f.tensor_info("token_embd.weight").dims[1], 32000u);
   const Tokenizer tok = Tokenizer::from_gguf(f);
@@ -221,14 +227,16 @@ TEST(TensorStreamer, ChunkSizeDoesNotChangeTheFile) {
     TensorStreamer s(out, pool, chunk);
     for (const GgufTensorInfo& t : plan.tensors()) {
       s.write_rows(t, [&](int64_t row, float* v) {
-        for (uint64_t j = 0; j < t.dims[0]; ++j) v[j] = std::sin(static_cast<float>(row * 131 + static_cast<int64_t>(j)) * 0.01f);
+        for (uint64_t j = 0; j < t.dims[0]; ++j)
+          v[j] = std::sin(static_cast<float>(row * 131 + static_cast<int64_t>(j)) * 0.01f);
       });
     }
     s.flush();
     out.finish();
     return read_bytes(path);
   };
-  const std::vector<uint8_t> small = write("chunks-small.gguf", 700), big = write("chunks-big.gguf", 1 << 24);
+  const std::vector<uint8_t> small = write("chunks-small.gguf", 700),
+                             big = write("chunks-big.gguf", 1 << 24);
   ASSERT_EQ(small.size(), plan.file_size());
   EXPECT_TRUE(small == big);
   // And the bytes are the reference quantizer's.
@@ -236,7 +244,8 @@ TEST(TensorStreamer, ChunkSizeDoesNotChangeTheFile) {
   const GgufTensorInfo& c = f.tensor_info("c");
   std::vector<float> row(64);
   std::vector<uint8_t> q(ggml_row_bytes(GgmlType::Q8_0, 64));
-  for (int j = 0; j < 64; ++j) row[static_cast<size_t>(j)] = std::sin(static_cast<float>(299 * 131 + j) * 0.01f);
+  for (int j = 0; j < 64; ++j)
+    row[static_cast<size_t>(j)] = std::sin(static_cast<float>(299 * 131 + j) * 0.01f);
   quantize_row(GgmlType::Q8_0, row.data(), q.data(), 64);
   EXPECT_TRUE(std::equal(q.begin(), q.end(), f.tensor_data(c).data() + 299 * q.size()));
 }

@@ -45,7 +45,8 @@ TEST(SynthQuantize, QuantizingAnF32SynthGivesTheSynthOfThatType) {
   }
   EXPECT_EQ(r.converted, converted);
   // Metadata: copied, with the new file type.
-  EXPECT_EQ(a.metadata().get_u32("general.file_type"), static_cast<uint32_t>(LlamaFtype::MOSTLY_Q4_K_M));
+  EXPECT_EQ(a.metadata().get_u32("general.file_type"),
+            static_cast<uint32_t>(LlamaFtype::MOSTLY_Q4_K_M));
   EXPECT_EQ(a.metadata().get_u32("general.quantization_version"), 2u);
   EXPECT_EQ(a.metadata().get_string_array("tokenizer.ggml.tokens"),
             b.metadata().get_string_array("tokenizer.ggml.tokens"));
@@ -64,7 +65,9 @@ TEST(SynthQuantize, RequantizingGoesThroughF32AndIsCounted) {
   // Row 5: dequantize the Q8_0 row, quantize to Q4_0: the same bytes.
   const int64_t cols = 256;
   std::vector<float> row(cols);
-  dequantize_row(GgmlType::Q8_0, in.tensor_data(src).data() + 5 * ggml_row_bytes(GgmlType::Q8_0, cols), row.data(), cols);
+  dequantize_row(GgmlType::Q8_0,
+                 in.tensor_data(src).data() + 5 * ggml_row_bytes(GgmlType::Q8_0, cols), row.data(),
+                 cols);
   std::vector<uint8_t> q(ggml_row_bytes(GgmlType::Q4_0, cols));
   quantize_row(GgmlType::Q4_0, row.data(), q.data(), cols);
   EXPECT_TRUE(std::equal(q.begin(), q.end(), f.tensor_data(dst).data() + 5 * q.size()));

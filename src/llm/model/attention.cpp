@@ -21,7 +21,8 @@ void attend_group(const T* keys, const T* values, int n_pos, int head_dim, int n
   for (int j = 0; j < n_pos; ++j) {
     const T* k = keys + static_cast<int64_t>(j) * head_dim;
     for (int g = 0; g < n_gqa; ++g) {
-      scores[static_cast<size_t>(g) * n_pos + j] = vec::dot(q + g * q_head_stride, k, head_dim) * scale;
+      scores[static_cast<size_t>(g) * n_pos + j] =
+          vec::dot(q + g * q_head_stride, k, head_dim) * scale;
     }
   }
   for (int g = 0; g < n_gqa; ++g) {
@@ -52,7 +53,8 @@ void causal_attention(cpu::ThreadPool& pool, const KvCache& cache, int layer, co
   const int n_kv = cache.n_head_kv();
   const int hd = cache.head_dim();
   if (n_head % n_kv != 0) throw FormatError("attention: heads not a multiple of KV heads");
-  if (pos0 + n_q > cache.size()) throw UsageError("attention: the cache lacks the batch's positions");
+  if (pos0 + n_q > cache.size())
+    throw UsageError("attention: the cache lacks the batch's positions");
   const int n_gqa = n_head / n_kv;
   const int64_t row = static_cast<int64_t>(n_head) * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
@@ -71,8 +73,8 @@ void causal_attention(cpu::ThreadPool& pool, const KvCache& cache, int layer, co
                      hd, scale, oh, scores);
       } else {
         attend_group(static_cast<const float*>(cache.k_head(layer, kvh)),
-                     static_cast<const float*>(cache.v_head(layer, kvh)), n_pos, hd, n_gqa, qh,
-                     hd, scale, oh, scores);
+                     static_cast<const float*>(cache.v_head(layer, kvh)), n_pos, hd, n_gqa, qh, hd,
+                     scale, oh, scores);
       }
     }
   });

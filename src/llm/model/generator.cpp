@@ -16,10 +16,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 std::string GenerationStats::stop_reason() const {
   switch (stop) {
-    case Stop::kEndToken: return "end-of-generation token";
-    case Stop::kTokenLimit: return "token limit";
-    case Stop::kContextFull: return "context full";
-    case Stop::kCaller: return "stopped";
+    case Stop::kEndToken:
+      return "end-of-generation token";
+    case Stop::kTokenLimit:
+      return "token limit";
+    case Stop::kContextFull:
+      return "context full";
+    case Stop::kCaller:
+      return "stopped";
   }
   return "?";
 }

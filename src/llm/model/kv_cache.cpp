@@ -10,7 +10,10 @@
 namespace nvhcq::llm {
 
 KvCache::KvCache(int n_layer, int n_head_kv, int head_dim, int capacity, KvCacheType type)
-    : n_layer_(n_layer), n_head_kv_(n_head_kv), head_dim_(head_dim), capacity_(capacity),
+    : n_layer_(n_layer),
+      n_head_kv_(n_head_kv),
+      head_dim_(head_dim),
+      capacity_(capacity),
       type_(type) {
   if (n_layer <= 0 || n_head_kv <= 0 || head_dim <= 0 || capacity <= 0) {
     throw UsageError("KV cache: layers, heads, head size and capacity must be positive");

@@ -17,7 +17,8 @@ enum class KvCacheType { kF16, kF32 };
 
 class KvCache {
  public:
-  KvCache(int n_layer, int n_head_kv, int head_dim, int capacity, KvCacheType type = KvCacheType::kF16);
+  KvCache(int n_layer, int n_head_kv, int head_dim, int capacity,
+          KvCacheType type = KvCacheType::kF16);
 
   int n_layer() const { return n_layer_; }
   int n_head_kv() const { return n_head_kv_; }

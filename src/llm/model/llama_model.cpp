@@ -173,7 +173,9 @@ void LlamaModel::layer_forward(int l, int n, int pos0, KvCache& cache, cpu::Thre
   const MatmulTarget gate_up[] = {{&w.w_gate, gate_.data(), ff}, {&w.w_up, up_.data(), ff}};
   matmul(pool, act_, gate_up);
   pool.parallel_for(0, n * ff, 4096, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) gate_[static_cast<size_t>(i)] = vec::silu(gate_[static_cast<size_t>(i)]) * up_[static_cast<size_t>(i)];
+    for (int64_t i = lo; i < hi; ++i)
+      gate_[static_cast<size_t>(i)] =
+          vec::silu(gate_[static_cast<size_t>(i)]) * up_[static_cast<size_t>(i)];
   });
   act_.reset(gate_.data(), n, ff);
   const MatmulTarget down[] = {{&w.w_down, tmp_.data(), d}};

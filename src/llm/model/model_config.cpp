@@ -15,7 +15,9 @@ constexpr uint32_t kMaxLayers = 4096;
 constexpr uint32_t kMaxWidth = 1u << 20;
 constexpr uint32_t kMaxHeads = 1u << 14;
 
-std::string key(const std::string& arch, const char* suffix) { return arch + "." + suffix; }
+std::string key(const std::string& arch, const char* suffix) {
+  return arch + "." + suffix;
+}
 
 uint32_t read_count(const GgufMetadata& m, const std::string& k, uint32_t max) {
   const uint32_t v = m.get_u32(k);
@@ -76,7 +78,8 @@ RopeScaling read_rope_scaling(const GgufMetadata& m, const std::string& arch) {
     s.original_context =
         m.find_u32(key(arch, "rope.scaling.original_context_length")).value_or(8192);
     if (s.high_freq_factor <= s.low_freq_factor || s.original_context == 0) {
-      throw FormatError(arch + ".rope.scaling: llama3 scaling needs high_freq_factor > "
+      throw FormatError(arch +
+                        ".rope.scaling: llama3 scaling needs high_freq_factor > "
                         "low_freq_factor and an original context length");
     }
     return s;
@@ -89,9 +92,12 @@ RopeScaling read_rope_scaling(const GgufMetadata& m, const std::string& arch) {
 
 std::string_view model_arch_name(ModelArch arch) {
   switch (arch) {
-    case ModelArch::kLlama: return "llama";
-    case ModelArch::kMistral: return "mistral";
-    case ModelArch::kQwen2: return "qwen2";
+    case ModelArch::kLlama:
+      return "llama";
+    case ModelArch::kMistral:
+      return "mistral";
+    case ModelArch::kQwen2:
+      return "qwen2";
   }
   return "?";
 }

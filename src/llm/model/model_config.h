@@ -28,8 +28,8 @@ struct RopeScaling {
   enum class Kind { kNone, kLinear, kLlama3 };
   Kind kind = Kind::kNone;
   float factor = 1.0f;
-  float low_freq_factor = 1.0f;    // llama3 only
-  float high_freq_factor = 4.0f;   // llama3 only
+  float low_freq_factor = 1.0f;      // llama3 only
+  float high_freq_factor = 4.0f;     // llama3 only
   uint32_t original_context = 8192;  // llama3 only
 };
 
@@ -45,7 +45,7 @@ struct ModelConfig {
   uint32_t head_dim = 0;  // attention.key_length, else n_embd / n_head
   uint32_t n_rot = 0;     // rope.dimension_count, else head_dim
   uint32_t n_ctx_train = 0;
-  uint32_t n_vocab = 0;   // from the token_embd tensor (set by ModelWeights)
+  uint32_t n_vocab = 0;  // from the token_embd tensor (set by ModelWeights)
   float rope_freq_base = 10000.0f;
   float rms_eps = 1e-5f;
   RopeStyle rope_style = RopeStyle::kNormal;

@@ -40,7 +40,7 @@ struct LayerWeights {
 struct ModelWeights {
   WeightMatrix token_embd;  // rows: vocabulary, cols: n_embd
   std::vector<float> output_norm;
-  WeightMatrix output;      // token_embd again when the output is tied
+  WeightMatrix output;  // token_embd again when the output is tied
   bool tied_output = false;
   std::vector<LayerWeights> layers;
   // Llama-3 RoPE: per frequency, the divisor of its angle (rope_freqs.weight).

@@ -16,7 +16,8 @@ void QuantizedActivations::reset(const float* x, int64_t rows, int64_t cols) {
 
 const uint8_t* QuantizedActivations::rows_in(GgmlType type, cpu::ThreadPool& pool) {
   if (type == GgmlType::F32) return reinterpret_cast<const uint8_t*>(x_);
-  auto it = std::find_if(copies_.begin(), copies_.end(), [&](const Copy& c) { return c.type == type; });
+  auto it =
+      std::find_if(copies_.begin(), copies_.end(), [&](const Copy& c) { return c.type == type; });
   if (it == copies_.end()) {
     copies_.push_back(Copy{type, {}, false});
     it = copies_.end() - 1;
@@ -54,7 +55,8 @@ void run_rows(const PreparedTarget& p, int64_t lo, int64_t hi, int64_t n_tokens)
   const VecDotFn dot = w.ops->vec_dot;
   const int64_t cols = w.cols;
   // A block of weight rows small enough to stay in L1/L2 while the tokens pass.
-  const int64_t block = std::clamp<int64_t>(static_cast<int64_t>(32768 / std::max<uint64_t>(w.row_bytes, 1)), 1, 16);
+  const int64_t block =
+      std::clamp<int64_t>(static_cast<int64_t>(32768 / std::max<uint64_t>(w.row_bytes, 1)), 1, 16);
   float* out = p.target->out;
   const int64_t stride = p.target->out_stride;
   const float* bias = p.target->bias;
@@ -79,8 +81,8 @@ void matmul(cpu::ThreadPool& pool, QuantizedActivations& x, std::span<const Matm
   for (size_t i = 0; i < targets.size(); ++i) {
     const WeightMatrix& w = *targets[i].w;
     if (w.cols != x.cols()) {
-      throw FormatError("matmul: weight '" + (w.info ? w.info->name : std::string("?")) + "' takes " +
-                        std::to_string(w.cols) + " inputs, activations have " +
+      throw FormatError("matmul: weight '" + (w.info ? w.info->name : std::string("?")) +
+                        "' takes " + std::to_string(w.cols) + " inputs, activations have " +
                         std::to_string(x.cols()));
     }
     const GgmlType at = w.ops->vec_dot_type;

@@ -36,8 +36,8 @@ Rope::Rope(const ModelConfig& c, std::span<const float> freq_factors)
     factors = llama3_rope_freq_factors(c.rope_scaling, c.rope_freq_base, n_rot_);
   }
   if (!factors.empty() && factors.size() != static_cast<size_t>(n_rot_ / 2)) {
-    throw FormatError("RoPE frequency factors: " + std::to_string(factors.size()) +
-                      " values for " + std::to_string(n_rot_ / 2) + " frequencies");
+    throw FormatError("RoPE frequency factors: " + std::to_string(factors.size()) + " values for " +
+                      std::to_string(n_rot_ / 2) + " frequencies");
   }
   const double linear =
       c.rope_scaling.kind == RopeScaling::Kind::kLinear ? 1.0 / c.rope_scaling.factor : 1.0;

@@ -37,7 +37,6 @@ class Rope {
 // Llama-3's frequency factors from its rope_scaling parameters (what llama.cpp's
 // converter writes as rope_freqs.weight): 1 for high frequencies, `factor` for
 // low ones, a smooth blend between.
-std::vector<float> llama3_rope_freq_factors(const RopeScaling& scaling, float freq_base,
-                                            int n_rot);
+std::vector<float> llama3_rope_freq_factors(const RopeScaling& scaling, float freq_base, int n_rot);
 
 }  // namespace nvhcq::llm

@@ -96,6 +96,8 @@ inline void rms_norm(const float* x, const float* weight, float* out, int n, flo
   for (int i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
-inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
+inline float silu(float x) {
+  return x / (1.0f + std::exp(-x));
+}
 
 }  // namespace nvhcq::llm::vec

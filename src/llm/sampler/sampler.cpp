@@ -24,7 +24,8 @@ void SamplerParams::validate() const {
   if (!(top_p > 0.0f && top_p <= 1.0f)) {
     throw UsageError("--top-p must be in (0, 1] (1 turns it off)");
   }
-  if (!(min_p >= 0.0f && min_p <= 1.0f)) throw UsageError("--min-p must be in [0, 1] (0 turns it off)");
+  if (!(min_p >= 0.0f && min_p <= 1.0f))
+    throw UsageError("--min-p must be in [0, 1] (0 turns it off)");
   if (!(repeat_penalty > 0.0f) || !std::isfinite(repeat_penalty)) {
     throw UsageError("--repeat-penalty must be a positive number (1 turns it off)");
   }

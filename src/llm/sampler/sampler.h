@@ -19,12 +19,12 @@
 namespace nvhcq::llm {
 
 struct SamplerParams {
-  float temperature = 0.8f;   // <= 0: greedy
-  int top_k = 40;             // <= 0: off
-  float top_p = 0.95f;        // >= 1: off
-  float min_p = 0.05f;        // <= 0: off
+  float temperature = 0.8f;     // <= 0: greedy
+  int top_k = 40;               // <= 0: off
+  float top_p = 0.95f;          // >= 1: off
+  float min_p = 0.05f;          // <= 0: off
   float repeat_penalty = 1.0f;  // 1: off; > 1 discourages recent tokens
-  int repeat_last_n = 64;     // how many recent tokens the penalty looks at
+  int repeat_last_n = 64;       // how many recent tokens the penalty looks at
   uint64_t seed = 0;
 
   // UsageError naming the parameter for a value outside its range.

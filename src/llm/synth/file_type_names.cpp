@@ -29,7 +29,8 @@ std::string file_type_names() {
   std::string out;
   for (LlamaFtype f : kListed) {
     if (!out.empty()) out += ", ";
-    for (char c : llama_ftype_name(f)) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char c : llama_ftype_name(f))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }

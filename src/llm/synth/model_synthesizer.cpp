@@ -77,7 +77,8 @@ void set_model_metadata(GgufWriter& w, const SynthOptions& o, uint32_t n_vocab) 
 
 void check_options(const SynthOptions& o) {
   if (o.arch != "llama" && o.arch != "mistral" && o.arch != "qwen2") {
-    throw UsageError("--arch '" + o.arch + "' is not one nvhcq synthesizes (llama, mistral, qwen2)");
+    throw UsageError("--arch '" + o.arch +
+                     "' is not one nvhcq synthesizes (llama, mistral, qwen2)");
   }
   if (o.output_path.empty()) throw UsageError("no output file (-o)");
   const SynthPreset& p = o.preset;
@@ -123,7 +124,8 @@ SynthResult synthesize_model(const SynthOptions& o, cpu::ThreadPool& pool) {
     s.low_freq_factor = p.llama3_low_freq_factor;
     s.high_freq_factor = p.llama3_high_freq_factor;
     s.original_context = p.llama3_original_context;
-    rope_factors = llama3_rope_freq_factors(s, p.rope_freq_base, static_cast<int>(p.n_embd / p.n_head));
+    rope_factors =
+        llama3_rope_freq_factors(s, p.rope_freq_base, static_cast<int>(p.n_embd / p.n_head));
   }
 
   GgufFileWriter out(w, o.output_path);
@@ -132,7 +134,8 @@ SynthResult synthesize_model(const SynthOptions& o, cpu::ThreadPool& pool) {
   for (size_t i = 0; i < plan.size(); ++i) {
     const PlannedTensor& t = plan[i];
     const GgufTensorInfo& info = w.tensors()[i];
-    if (o.progress) o.progress(t.name, static_cast<double>(out.bytes_written()) / static_cast<double>(total));
+    if (o.progress)
+      o.progress(t.name, static_cast<double>(out.bytes_written()) / static_cast<double>(total));
     const int64_t cols = static_cast<int64_t>(t.dims[0]);
     float std = 1.0f / std::sqrt(static_cast<float>(cols));
     if (t.kind == Kind::kEmbedding && !p.tied_output) std = 1.0f;

@@ -21,7 +21,9 @@ constexpr SynthPreset kPresets[] = {
 
 }  // namespace
 
-std::span<const SynthPreset> synth_presets() { return kPresets; }
+std::span<const SynthPreset> synth_presets() {
+  return kPresets;
+}
 
 std::optional<SynthPreset> find_synth_preset(std::string_view name) {
   for (const SynthPreset& p : kPresets) {

@@ -33,8 +33,8 @@ constexpr std::string_view kCorpus =
     "wanted it to be better than all the others. The end.\n";
 
 constexpr std::string_view kSpecialTokens[] = {
-    "<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|start_header_id|>",
-    "<|end_header_id|>",
+    "<|begin_of_text|>",   "<|end_of_text|>",   "<|eot_id|>",
+    "<|start_header_id|>", "<|end_header_id|>",
 };
 constexpr int32_t kTypeNormal = 1, kTypeControl = 3, kTypeUnused = 5;
 

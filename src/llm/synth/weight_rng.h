@@ -26,7 +26,8 @@ class WeightRng {
   // Approximately N(0, 1).
   float normal() {
     const uint64_t r = next();
-    const uint32_t sum = static_cast<uint32_t>(r & 0xffff) + static_cast<uint32_t>((r >> 16) & 0xffff) +
+    const uint32_t sum = static_cast<uint32_t>(r & 0xffff) +
+                         static_cast<uint32_t>((r >> 16) & 0xffff) +
                          static_cast<uint32_t>((r >> 32) & 0xffff) + static_cast<uint32_t>(r >> 48);
     // sum / 65536 has mean 2 and variance 4/12; rescale to mean 0, variance 1.
     constexpr float kScale = 1.7320508f / 65536.0f;
