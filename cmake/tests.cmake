@@ -81,8 +81,3 @@ add_test(NAME cli.info_runs COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
 add_test(NAME cli.help COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
          -DARGS=--help -DEXPECT_RC=0 -DEXPECT_OUT=quantize -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
 set_tests_properties(cli.unknown_command cli.unknown_flag cli.info_runs cli.help PROPERTIES LABELS unit)
-
-# tests/llm's command tests (commands_*_test.cpp) run the nvhcq binary.
-if(TARGET test_llm)
-  add_dependencies(test_llm nvhcq)
-endif()

@@ -59,6 +59,16 @@ Result nvhcq(const std::vector<std::string>& args, const std::string& input = ""
   return r;
 }
 
+// The command tests need the nvhcq binary of this build (`make` builds it; a build
+// of test_llm alone does not, and then they skip, saying so).
+class CommandsCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string exe = std::string(NVHCQ_BINARY_DIR) + "/nvhcq";
+    if (access(exe.c_str(), X_OK) != 0) GTEST_SKIP() << exe << " is not built";
+  }
+};
+
 bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
@@ -67,7 +77,7 @@ std::string vocab_file(const std::string& name) {
   return std::string(NVHCQ_SOURCE_DIR) + "/tests/data/vocab/ggml-vocab-" + name + ".gguf";
 }
 
-TEST(CommandsCli, EveryCommandHasHelp) {
+TEST_F(CommandsCli, EveryCommandHasHelp) {
   for (const char* cmd : {"run", "synth", "quantize", "tokenize"}) {
     const Result r = nvhcq({cmd, "--help"});
     EXPECT_EQ(r.rc, 0) << cmd << r.err;
@@ -79,7 +89,7 @@ TEST(CommandsCli, EveryCommandHasHelp) {
   EXPECT_TRUE(has(nvhcq({"quantize", "--help"}).out, "q4_k_m"));
 }
 
-TEST(CommandsCli, RunRefusesBadArgumentsAndFiles) {
+TEST_F(CommandsCli, RunRefusesBadArgumentsAndFiles) {
   const std::string& model = model_test::tiny_model();
   Result r = nvhcq({"run"});
   EXPECT_EQ(r.rc, 2);
@@ -110,7 +120,7 @@ TEST(CommandsCli, RunRefusesBadArgumentsAndFiles) {
   EXPECT_TRUE(has(r.err, "error:")) << r.err;
 }
 
-TEST(CommandsCli, RunStreamsDeterministicGreedyTextWithTimings) {
+TEST_F(CommandsCli, RunStreamsDeterministicGreedyTextWithTimings) {
   const std::string& model = model_test::tiny_model("llama", LlamaFtype::MOSTLY_Q8_0);
   const std::vector<std::string> args = {"run", "-m", model,    "-p", "Once upon a time",
                                          "-n",  "12", "--temp", "0"};
@@ -136,7 +146,7 @@ TEST(CommandsCli, RunStreamsDeterministicGreedyTextWithTimings) {
   EXPECT_TRUE(has(c.err, "seed 5")) << c.err;
 }
 
-TEST(CommandsCli, SynthWritesAModelAndRefusesBadRequests) {
+TEST_F(CommandsCli, SynthWritesAModelAndRefusesBadRequests) {
   const std::string out = model_test::temp_path("cli-tiny.gguf");
   Result r = nvhcq({"synth", "--preset", "tiny", "--type", "q4_0", "--seed", "9", "-o", out});
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -155,7 +165,7 @@ TEST(CommandsCli, SynthWritesAModelAndRefusesBadRequests) {
   EXPECT_TRUE(has(r.err, "no-vocab.gguf")) << r.err;
 }
 
-TEST(CommandsCli, QuantizeConvertsWithTheMixAndRefusesBadRequests) {
+TEST_F(CommandsCli, QuantizeConvertsWithTheMixAndRefusesBadRequests) {
   const std::string& in = model_test::tiny_model();
   const std::string out = model_test::temp_path("cli-q8.gguf");
   Result r = nvhcq({"quantize", in, out, "q8_0"});
@@ -173,7 +183,7 @@ TEST(CommandsCli, QuantizeConvertsWithTheMixAndRefusesBadRequests) {
 }
 
 // Every test string of llama.cpp's llama-spm vectors through `tokenize --ids --raw -`.
-TEST(CommandsCli, TokenizeMatchesTheVocabTestVectors) {
+TEST_F(CommandsCli, TokenizeMatchesTheVocabTestVectors) {
   const std::string vocab = vocab_file("llama-spm");
   const std::string inp = slurp(vocab + ".inp"), outp = slurp(vocab + ".out");
   std::vector<std::string> texts, expected;
@@ -199,7 +209,7 @@ TEST(CommandsCli, TokenizeMatchesTheVocabTestVectors) {
   }
 }
 
-TEST(CommandsCli, TokenizePrintsPiecesAndAddsBosUnlessRaw) {
+TEST_F(CommandsCli, TokenizePrintsPiecesAndAddsBosUnlessRaw) {
   const std::string vocab = vocab_file("llama-spm");
   Result r = nvhcq({"tokenize", "-m", vocab, "Hello world"});
   ASSERT_EQ(r.rc, 0) << r.err;

@@ -11,8 +11,8 @@
 namespace nvhcq::llm {
 namespace {
 
-// One query token against one KV head, for the n_gqa query heads that share it:
-// the keys and values of each position are read once for the whole group.
+// One query token against one KV head, for `n_gqa` of the query heads that share
+// it: the keys and values of each position are read once for the whole group.
 template <typename T>
 void attend_group(const T* keys, const T* values, int n_pos, int head_dim, int n_gqa,
                   const float* q, int64_t q_head_stride, float scale, float* out,
@@ -59,21 +59,30 @@ void causal_attention(cpu::ThreadPool& pool, const KvCache& cache, int layer, co
   const int64_t row = static_cast<int64_t>(n_head) * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const bool f16 = cache.type() == KvCacheType::kF16;
-  pool.parallel_for(0, static_cast<int64_t>(n_q) * n_kv, 1, [&](int64_t lo, int64_t hi) {
+  // A task is one query token and a group of query heads sharing a KV head. Whole
+  // groups read each key once for all their heads; when that leaves too few tasks
+  // for the threads (one-token decode), groups are split.
+  int group = n_gqa;
+  while (group % 2 == 0 && static_cast<int64_t>(n_q) * (n_head / group) < 2 * pool.size())
+    group /= 2;
+  const int groups_per_kv = n_gqa / group;
+  const int64_t tasks = static_cast<int64_t>(n_q) * n_kv * groups_per_kv;
+  pool.parallel_for(0, tasks, 1, [&](int64_t lo, int64_t hi) {
     thread_local std::vector<float> scores;
     for (int64_t task = lo; task < hi; ++task) {
-      const int t = static_cast<int>(task / n_kv);
-      const int kvh = static_cast<int>(task % n_kv);
+      const int t = static_cast<int>(task / (n_kv * groups_per_kv));
+      const int g = static_cast<int>(task % (n_kv * groups_per_kv));  // head group in the token
+      const int kvh = g / groups_per_kv;
       const int n_pos = pos0 + t + 1;
-      const float* qh = q + t * row + static_cast<int64_t>(kvh) * n_gqa * hd;
-      float* oh = out + t * row + static_cast<int64_t>(kvh) * n_gqa * hd;
+      const float* qh = q + t * row + static_cast<int64_t>(g) * group * hd;
+      float* oh = out + t * row + static_cast<int64_t>(g) * group * hd;
       if (f16) {
         attend_group(static_cast<const uint16_t*>(cache.k_head(layer, kvh)),
-                     static_cast<const uint16_t*>(cache.v_head(layer, kvh)), n_pos, hd, n_gqa, qh,
+                     static_cast<const uint16_t*>(cache.v_head(layer, kvh)), n_pos, hd, group, qh,
                      hd, scale, oh, scores);
       } else {
         attend_group(static_cast<const float*>(cache.k_head(layer, kvh)),
-                     static_cast<const float*>(cache.v_head(layer, kvh)), n_pos, hd, n_gqa, qh, hd,
+                     static_cast<const float*>(cache.v_head(layer, kvh)), n_pos, hd, group, qh, hd,
                      scale, oh, scores);
       }
     }
