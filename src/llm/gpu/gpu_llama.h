@@ -1,0 +1,116 @@
+#pragma once
+// A LLaMA-family model on the GPU (either Accelerator: nv or cuda). Weights are
+// uploaded once, the KV cache and every scratch vector live on the GPU, and a
+// decode step is one recorded sequence of launches (embedding, five fused
+// kernels per layer, logits with argmax, step hand-over) captured as a graph and
+// replayed: the token and position live in device memory (LlmStepState) and the
+// step's last kernel advances them, so the same graph serves every step and
+// greedy decoding runs many steps without the host in between.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cpu/thread_pool.h"
+#include "gpu/accelerator.h"
+#include "llm/gpu/gpu_weights.h"
+#include "llm/gpu/llm_kernels.h"
+#include "llm/model/llama_model.h"
+
+namespace nvhcq::llm {
+
+struct GpuLlamaOptions {
+  int context = 4096;        // KV cache positions
+  int attention_splits = 0;  // blocks per KV head in decode attention (0: from the SM count)
+  int matvec_blocks_per_sm = 2;
+};
+
+// One launch of a decode step, named by what it computes (for --profile).
+struct StepLaunch {
+  std::string what;  // "embed", "qkv", "attention", "wo", "ffn_gate_up", "ffn_down", "logits", "step"
+  const gpu::Kernel* kernel;
+  gpu::KernelArgs args;
+  gpu::LaunchDims dims;
+};
+
+struct KernelClassTime {
+  std::string what;
+  int launches = 0;
+  double microseconds = 0.0;  // per decode step, summed over the class's launches
+};
+
+class GpuLlama {
+ public:
+  GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPool& pool,
+           const GpuLlamaOptions& options = {}, const std::function<void(double)>& progress = {});
+  ~GpuLlama();
+  GpuLlama(const GpuLlama&) = delete;
+  GpuLlama& operator=(const GpuLlama&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  gpu::Accelerator& accelerator() { return acc_; }
+  int context() const { return options_.context; }
+  // Positions the KV cache holds.
+  int position() const { return pos_; }
+  // Forgets the cache (the next token goes to position 0).
+  void reset() { pos_ = 0; }
+  // Drops positions from n on.
+  void truncate(int n);
+
+  // Runs `tokens` at positions position() onwards; the last one's logits stay on
+  // the GPU for logits() and greedy_token(). UsageError when they do not fit the
+  // context or a token is outside the vocabulary.
+  void forward(std::span<const int32_t> tokens);
+  // The logits of the last token run (n_vocab floats).
+  void logits(std::vector<float>& out);
+  // Their argmax (the greedy choice), computed on the GPU.
+  int32_t greedy_token();
+  // Greedy decoding on the GPU: feeds `first`, then each chosen token, for
+  // `steps` steps without the host in between; returns the chosen tokens.
+  std::vector<int32_t> generate_greedy(int32_t first, int steps);
+
+  // Device memory: weights, KV cache, everything.
+  uint64_t weight_bytes() const { return weights_->bytes(); }
+  uint64_t file_matrix_bytes() const { return weights_->file_matrix_bytes(); }
+  uint64_t kv_cache_bytes() const { return kv_bytes_; }
+  uint64_t device_bytes() const { return acc_.allocated_bytes(); }
+  // Launches per decode step.
+  size_t step_launches() const { return step_.size(); }
+
+  // Runs `steps` decode steps launch by launch with a GPU time stamp around
+  // each launch; returns the time per step by kernel class (slower than a
+  // replayed step: it shows where the time goes, not the step's speed).
+  std::vector<KernelClassTime> profile_decode(int steps);
+
+ private:
+  void build_step();
+  void add_matvec(const std::string& what, const std::vector<const GpuMatrix*>& segments,
+                  const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out,
+                  const std::string& epilogue);
+  uint64_t push_job(const void* job, size_t bytes);
+  void write_state(int32_t token, int32_t pos);
+  void run_step_graph();
+
+  ModelConfig config_;
+  gpu::Accelerator& acc_;
+  GpuLlamaOptions options_;
+  LlmKernels kernels_;
+  std::unique_ptr<GpuWeights> weights_;
+  int pos_ = 0;
+  int splits_ = 1;
+  uint64_t kv_bytes_ = 0;
+
+  std::unique_ptr<gpu::DeviceMemory> kv_, scratch_, jobs_;
+  std::vector<uint8_t> job_bytes_;  // host copy of the job area, uploaded once
+  // Device addresses in scratch_.
+  uint64_t state_ = 0, x_ = 0, qkv_ = 0, attn_ = 0, h_ = 0, gate_ = 0, up_ = 0, logits_ = 0;
+  uint64_t partial_ = 0, counters_ = 0, history_ = 0, inv_freq_ = 0;
+
+  std::vector<StepLaunch> step_;
+  std::unique_ptr<gpu::Graph> graph_;
+};
+
+}  // namespace nvhcq::llm

@@ -1,0 +1,39 @@
+#include "llm/gpu/llm_kernels.h"
+
+#include "base/error.h"
+#include "compile/compiler.h"
+#include "kernels/llm_formats.cuh"
+
+namespace nvhcq::llm {
+
+const char* act_kind_name(int act_kind) {
+  switch (act_kind) {
+    case kActQ8x32: return "q8x32";
+    case kActQ8K: return "q8k";
+    case kActF16: return "f16";
+    case kActBF16: return "bf16";
+    case kActF32: return "f32";
+    default: throw Error("unknown activation kind " + std::to_string(act_kind));
+  }
+}
+
+LlmKernels::LlmKernels(gpu::Accelerator& acc) : acc_(acc) {}
+
+const gpu::Kernel& LlmKernels::matvec(int act_kind, const std::string& epilogue) {
+  return get("llm_matvec.cu", std::string("matvec_") + act_kind_name(act_kind) + "_" + epilogue);
+}
+
+const gpu::Kernel& LlmKernels::get(const std::string& file, const std::string& name) {
+  auto it = kernels_.find(name);
+  if (it != kernels_.end()) return *it->second;
+  auto cubin = cubins_.find(file);
+  if (cubin == cubins_.end()) {
+    compile::CompileOptions o;
+    o.arch = acc_.arch();
+    cubin = cubins_.emplace(file, compile::compile_embedded(file, o).cubin).first;
+  }
+  auto kernel = acc_.load(cubin->second, name);
+  return *kernels_.emplace(name, std::move(kernel)).first->second;
+}
+
+}  // namespace nvhcq::llm

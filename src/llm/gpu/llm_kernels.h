@@ -1,0 +1,36 @@
+#pragma once
+// The LLM engine's GPU kernels (kernels/llm_*.cu), compiled through NVRTC for the
+// accelerator's architecture (cached on disk) and loaded on it by name.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "gpu/accelerator.h"
+
+namespace nvhcq::llm {
+
+class LlmKernels {
+ public:
+  explicit LlmKernels(gpu::Accelerator& acc);
+
+  // matvec_<act>_<epilogue>; act is an LlmActKind, epilogue "store", "add",
+  // "swiglu" or "logits".
+  const gpu::Kernel& matvec(int act_kind, const std::string& epilogue);
+  const gpu::Kernel& attention_decode() { return get("llm_attention.cu", "attention_decode"); }
+  const gpu::Kernel& embed_tokens() { return get("llm_step.cu", "embed_tokens"); }
+  const gpu::Kernel& finish_step() { return get("llm_step.cu", "finish_step"); }
+  const gpu::Kernel& swiglu() { return get("llm_step.cu", "swiglu_f32"); }
+
+ private:
+  const gpu::Kernel& get(const std::string& file, const std::string& name);
+
+  gpu::Accelerator& acc_;
+  std::map<std::string, std::vector<uint8_t>> cubins_;  // by source file
+  std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
+};
+
+// "q8x32", "q8k", "f16", "bf16", "f32".
+const char* act_kind_name(int act_kind);
+
+}  // namespace nvhcq::llm
