@@ -82,7 +82,7 @@ QuantizeResult quantize_model(const std::string& input, const std::string& outpu
     const GgufTensorInfo& dst = w.tensors()[i];
     if (o.progress) {
       o.progress(src.name, src.type, dst.type,
-                 static_cast<double>(out.bytes_written()) / static_cast<double>(total));
+                 static_cast<double>(w.data_offset() + dst.offset) / static_cast<double>(total));
     }
     const std::span<const uint8_t> bytes = in.tensor_data(src);
     if (dst.type == src.type) {

@@ -134,8 +134,12 @@ SynthResult synthesize_model(const SynthOptions& o, cpu::ThreadPool& pool) {
   for (size_t i = 0; i < plan.size(); ++i) {
     const PlannedTensor& t = plan[i];
     const GgufTensorInfo& info = w.tensors()[i];
-    if (o.progress)
-      o.progress(t.name, static_cast<double>(out.bytes_written()) / static_cast<double>(total));
+    if (o.progress) {
+      // Where the tensor starts in the file (the writer's own count moves on its
+      // writing thread).
+      o.progress(t.name,
+                 static_cast<double>(w.data_offset() + info.offset) / static_cast<double>(total));
+    }
     const int64_t cols = static_cast<int64_t>(t.dims[0]);
     float std = 1.0f / std::sqrt(static_cast<float>(cols));
     if (t.kind == Kind::kEmbedding && !p.tied_output) std = 1.0f;
