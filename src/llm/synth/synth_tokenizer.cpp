@@ -36,7 +36,7 @@ constexpr std::string_view kSpecialTokens[] = {
     "<|begin_of_text|>",   "<|end_of_text|>",   "<|eot_id|>",
     "<|start_header_id|>", "<|end_header_id|>",
 };
-constexpr int32_t kTypeNormal = 1, kTypeControl = 3, kTypeUnused = 5;
+constexpr int32_t kTypeNormal = 1, kTypeControl = 3, kTypeUnused = 5, kTypeByte = 6;
 
 // Splits byte-level text into its code points (each one symbol to start with).
 std::vector<std::string> code_points(const std::string& text) {
@@ -205,7 +205,9 @@ SynthTokenizer vocab_file_tokenizer(const std::string& vocab_file, uint32_t n_vo
   if (t.metadata.contains("tokenizer.ggml.token_type")) {
     const std::vector<int32_t> types = t.metadata.get_i32_array("tokenizer.ggml.token_type");
     for (size_t i = 0; i < t.n_tokens && i < types.size(); ++i) {
-      if (types[i] == kTypeControl || types[i] == kTypeUnused) t.quiet[i] = true;
+      if (types[i] == kTypeControl || types[i] == kTypeUnused || types[i] == kTypeByte) {
+        t.quiet[i] = true;  // a lone byte token is often half a character
+      }
     }
   }
   // Fail now, not when the model is first run, if nvhcq cannot use this tokenizer.

@@ -25,8 +25,8 @@ struct SynthTokenizer {
   uint32_t n_tokens = 0;       // tokens in the list (the model's vocabulary)
   uint32_t n_real_tokens = 0;  // tokens before any padding
   // Per token: true for tokens a random model should rarely produce — padding,
-  // control tokens (so generation does not end at once) and, in the built-in
-  // tokenizer, bytes that are not printable ASCII (so output stays readable).
+  // control tokens (so generation does not end at once) and bytes that are not
+  // printable ASCII (so output stays readable: a lone byte is often half a character).
   std::vector<bool> quiet;
 };
 
