@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/log.h"
 
 namespace nvhcq::llm {
 namespace {
@@ -84,8 +85,14 @@ RopeScaling read_rope_scaling(const GgufMetadata& m, const std::string& arch) {
     }
     return s;
   }
+  if (*type == "yarn") {
+    // YaRN only changes positions beyond the original context: run without it.
+    log::warn(key(arch, "rope.scaling.type"), " 'yarn' is not supported: RoPE runs unscaled, ",
+              "which is exact within the model's original context length");
+    return s;
+  }
   throw FormatError(key(arch, "rope.scaling.type") + " '" + *type +
-                    "' is not supported (nvhcq runs none, linear and llama3)");
+                    "' is not supported (nvhcq runs none, linear, llama3; yarn unscaled)");
 }
 
 }  // namespace
