@@ -138,6 +138,32 @@ TEST(ModelLoad, WrongShapeOrUnusableTypeIsNamed) {
   EXPECT_NE(e.find("cannot compute"), std::string::npos) << e;
 }
 
+TEST(ModelLoad, ReadsRopeSettings) {
+  MiniModel m = MiniModel::make({}, [](GgufWriter& w) {
+    w.set_string("llama.rope.scaling.type", "linear");
+    w.set_scalar("llama.rope.scaling.factor", 4.0f);
+    w.set_scalar("llama.rope.freq_base", 500000.0f);
+    w.set_scalar("llama.rope.dimension_count", uint32_t{8});
+  });
+  LlamaModel model(m.file());
+  EXPECT_EQ(model.config().rope_scaling.kind, RopeScaling::Kind::kLinear);
+  EXPECT_EQ(model.config().rope_scaling.factor, 4.0f);
+  EXPECT_EQ(model.config().rope_freq_base, 500000.0f);
+  EXPECT_EQ(model.config().n_rot, 8u);
+  EXPECT_EQ(model.config().head_dim, 16u);
+  m = MiniModel::make({}, [](GgufWriter& w) {
+    w.set_string("llama.rope.scaling.type", "llama3");
+    w.set_scalar("llama.rope.scaling.factor", 8.0f);
+    w.set_scalar("llama.rope.scaling.original_context_length", uint32_t{8192});
+  });
+  LlamaModel l3(m.file());
+  EXPECT_EQ(l3.config().rope_scaling.kind, RopeScaling::Kind::kLlama3);
+  EXPECT_EQ(l3.config().rope_scaling.original_context, 8192u);
+  m = MiniModel::make(
+      {}, [](GgufWriter& w) { w.set_scalar("llama.rope.dimension_count", uint32_t{15}); });
+  EXPECT_NE(load_error(m).find("rope.dimension_count"), std::string::npos) << load_error(m);
+}
+
 TEST(ModelLoad, ATokenizerOnlyFileIsNotAModel) {
   GgufWriter w;
   w.set_string("general.architecture", "llama");
