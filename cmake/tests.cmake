@@ -25,6 +25,7 @@ set(NVHCQ_TEST_LIB_ops nvhcq_tensor)
 set(NVHCQ_TEST_LIB_runtime nvhcq_gpu)  # unit tests of the gpu/ layer (no GPU needed)
 set(NVHCQ_TEST_LIB_gpu nvhcq_lib)
 set(NVHCQ_TEST_LIB_sim nvhcq_lib)
+set(NVHCQ_TEST_LIB_tegra nvhcq_drv)  # drv/tegra's ABI and unit tests
 function(nvhcq_test_library folder out)
   if(DEFINED NVHCQ_TEST_LIB_${folder})
     set(${out} ${NVHCQ_TEST_LIB_${folder}} PARENT_SCOPE)

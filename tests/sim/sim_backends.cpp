@@ -31,6 +31,10 @@ class ResetEachTest : public ::testing::EmptyTestEventListener {
       std::fprintf(stderr, "[sim] %s.%s left a violation: %s\n", info.test_suite_name(), info.name(),
                    v.c_str());
     }
+    // A failed test shows what the simulated kernel logged (its dmesg).
+    if (info.result() != nullptr && info.result()->Failed()) {
+      for (const auto& l : machine().log().lines()) std::fprintf(stderr, "[sim log] %s\n", l.c_str());
+    }
   }
 };
 

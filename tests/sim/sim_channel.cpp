@@ -68,7 +68,7 @@ const char* fault_kind_name(FaultKind kind) {
 }
 
 void SimStats::reset() {
-  for (auto* c : {&entries, &launches, &host_releases, &qmd_releases, &copy_releases, &dma_copies,
+  for (auto* c : {&fetched, &entries, &launches, &host_releases, &qmd_releases, &copy_releases, &dma_copies,
                   &dma_bytes, &doorbells, &acquires_waited}) {
     c->store(0);
   }
@@ -184,6 +184,7 @@ void SimChannel::capture(Clock::time_point now) {
     }
     seen_.push_back(std::move(e));
     captured_put_ = (captured_put_ + 1) % config_.entries;
+    stats_->fetched++;
   }
 }
 

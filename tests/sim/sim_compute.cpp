@@ -203,6 +203,10 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
 
   // The program: known machine code, with room for the instruction prefetch.
   uint64_t pc = f(l.program_address_lower) | (f(l.program_address_upper) << 32);
+  if (!ch_.as().lookup(pc)) {
+    throw ChannelFault{FaultKind::kMmu, pc, "instruction fetch from unmapped GPU VA " + hex(pc) +
+                                                " (program memory freed while launches were queued?)"};
+  }
   const KernelDef* k = nullptr;
   try {
     k = KernelCatalog::for_sm(s.sm_version).identify(ch_.as(), pc);

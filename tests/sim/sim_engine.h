@@ -56,7 +56,9 @@ struct GpuSpec {
 
 // Counters tests read to check how work was done (not only that it was done).
 struct SimStats {
-  std::atomic<uint64_t> entries{0}, launches{0}, host_releases{0}, qmd_releases{0},
+  // fetched: GPFIFO entries the GPU has read (pushbuffer and QMDs snapshotted);
+  // entries: entries it has finished.
+  std::atomic<uint64_t> fetched{0}, entries{0}, launches{0}, host_releases{0}, qmd_releases{0},
       copy_releases{0}, dma_copies{0}, dma_bytes{0}, doorbells{0}, acquires_waited{0};
   void reset();
 };

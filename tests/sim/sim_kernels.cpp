@@ -100,12 +100,12 @@ const std::map<std::string, KernelBody>& bodies() {
 void GlobalMemory::check(uint64_t va, uint64_t n, bool write) const {
   for (uint64_t w : {shared_, local_}) {
     if (w != 0 && va < w + window_bytes_ && w < va + n) {
+      // The SM takes it for a shared/local access: an SM exception
+      // (hww_global_esr MISALIGNED_ADDR on Orin, the seed's P0 bug), not an MMU fault.
       uint64_t at = std::max(va, w);
-      throw SimFault{at, write,
-                     "global " + std::string(write ? "store to " : "load from ") + hex(at) +
-                         " lies inside the shader " + (w == shared_ ? "shared" : "local") +
-                         "-memory window at " + hex(w) +
-                         " (the SM treats it as a window access: misaligned/out-of-range address)"};
+      throw KernelException{"global " + std::string(write ? "store to " : "load from ") + hex(at) +
+                            " lies inside the shader " + (w == shared_ ? "shared" : "local") +
+                            "-memory window at " + hex(w) + " (misaligned/out-of-range address)"};
     }
   }
 }

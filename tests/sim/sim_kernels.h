@@ -18,8 +18,14 @@
 
 namespace nvhcq::sim {
 
+// Thrown by a kernel body for a launch the hardware would fault (an SM exception).
+struct KernelException {
+  std::string what;
+};
+
 // Global memory as a kernel sees it: GPU virtual addresses, where the shader
-// shared- and local-memory windows are not global memory at all.
+// shared- and local-memory windows are not global memory at all. Unmapped
+// addresses throw SimFault (an MMU fault); window addresses KernelException.
 class GlobalMemory {
  public:
   GlobalMemory(const AddressSpace& as, uint64_t shared_window, uint64_t local_window,
@@ -56,11 +62,6 @@ struct KernelCall {
   template <typename T>
   T param(size_t index) const;
   uint64_t threads_x() const { return uint64_t{grid[0]} * block[0]; }
-};
-
-// Thrown by a kernel body for a launch the hardware would fault (an SM exception).
-struct KernelException {
-  std::string what;
 };
 
 using KernelBody = std::function<void(const KernelCall&)>;

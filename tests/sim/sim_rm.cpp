@@ -321,7 +321,11 @@ uint32_t RmFrontEnd::make_channel(RmObject& o, const NvChannelAllocParams& p) {
       p.gpFifoOffset + p.gpFifoEntries * 8ull > ring->va + ring->size) {
     return NV_ERR_INVALID_OFFSET;
   }
-  if (p.userdOffset[0] % 512 != 0 || p.userdOffset[0] + 512 > userd->memory->size()) {
+  if (p.userdOffset[0] + 512 > userd->memory->size()) return NV_ERR_INVALID_OFFSET;
+  if (p.userdOffset[0] % 512 != 0) {
+    // RM itself does not check: the runlist entry drops the low bits and the
+    // GPU reads GP_PUT from the wrong place (a hang). The simulator refuses.
+    machine_.log().line("NVRM (sim): USERD offset " + hex(p.userdOffset[0]) + " is not 512-byte aligned");
     return NV_ERR_INVALID_OFFSET;
   }
   ChannelConfig c;

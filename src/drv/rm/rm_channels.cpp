@@ -15,6 +15,9 @@ namespace nvhcq::drv::rm {
 namespace {
 
 constexpr uint64_t kUserdBytes = 0x1000;        // one USERD page after each ring
+// USERD must be 512-byte aligned: RM does not check, and the runlist entry
+// silently drops the low bits (a ring of fewer than 64 entries would hang).
+constexpr uint64_t kUserdAlign = 512;
 constexpr uint64_t kUserdGpGet = 0x88;          // Nvc86fControl.GPGet
 constexpr uint64_t kUserdGpPut = 0x8c;          // Nvc86fControl.GPPut
 constexpr uint64_t kDoorbellOffset = 0x90;      // NVC361_NOTIFY_CHANNEL_PENDING
@@ -66,7 +69,8 @@ RmGpu::Channel RmGpu::create_channel(Engine engine, uint32_t entries, uint64_t a
   p.gpFifoEntries = entries;
   p.hContextShare = ctxshare_;
   p.hUserdMemory[0] = static_cast<NvHandle>(gpfifo_area_.handle);
-  p.userdOffset[0] = area_offset + entries * 8ull;
+  uint64_t userd_offset = area_offset + round_up(entries * 8ull, kUserdAlign);
+  p.userdOffset[0] = userd_offset;
   ch.gpfifo = rm.alloc(channel_group_, classes_.gpfifo, p, "allocate a GPFIFO channel");
 
   bool compute = engine == Engine::kCompute;
@@ -101,7 +105,7 @@ RmGpu::Channel RmGpu::create_channel(Engine engine, uint32_t entries, uint64_t a
   rm.uvm(UVM_REGISTER_CHANNEL, reg, "UVM_REGISTER_CHANNEL");
 
   auto* area = static_cast<uint8_t*>(gpfifo_area_.cpu);
-  uint8_t* userd = area + area_offset + entries * 8ull;
+  uint8_t* userd = area + userd_offset;
   ch.handles.engine = engine;
   ch.handles.ring = reinterpret_cast<uint64_t*>(area + area_offset);
   ch.handles.ring_entries = entries;
