@@ -1,6 +1,8 @@
 // Launch latency: one empty kernel launched and waited for (round trip), and
 // long runs of back-to-back launches, through nvhcq's direct path ("nv") and the
-// CUDA driver API ("cuda"), on the same CUBIN, in one process. The backends
+// CUDA driver API ("cuda"), on the same CUBIN, in one process. Last, a graph of
+// --graph launches recorded and replayed through the Accelerator interface on
+// both backends (an nvhcq graph: one submission of chained QMDs; a CUDA graph). The backends
 // alternate in blocks, so GPU clock changes affect both alike; samples right after
 // a switch are dropped, because the GPU then switches contexts (~150 µs each:
 // alternating sample by sample would time that switch, not a launch).
@@ -15,6 +17,7 @@
 #include "base/args.h"
 #include "base/error.h"
 #include "compile/compiler.h"
+#include "cuda/cuda_accelerator.h"
 #include "cuda/cuda_api.h"
 #include "gpu/device.h"
 #include "gpu/program.h"
@@ -186,6 +189,58 @@ void run(const Config& cfg, NvLauncher* nv, CudaLauncher* cu, Report& report) {
   }
 }
 
+// Graph replay through the Accelerator interface: `graph` empty launches
+// recorded once, replayed and waited for, per kernel. Backends alternate per
+// replay after a settling replay; run after the launchers above are closed.
+void run_accelerator_graphs(const Config& cfg, const std::string& backends, const std::vector<uint8_t>& cubin,
+                            Report& report) {
+  struct Entry {
+    std::string name;
+    std::unique_ptr<gpu::Accelerator> acc;
+    std::unique_ptr<gpu::Kernel> kernel;
+    std::unique_ptr<gpu::Graph> graph;
+    std::vector<double> per_kernel_us;
+  };
+  std::vector<Entry> entries;
+  for (const char* name : {"nv", "cuda"}) {
+    if (backends.find(name) == std::string::npos) continue;
+    Entry e;
+    e.name = name;
+    e.acc = nvhcq::cuda::open_accelerator(name);
+    e.kernel = e.acc->load(cubin, "empty_kernel");
+    e.acc->begin_capture();
+    for (int i = 0; i < cfg.graph; ++i) e.acc->launch(*e.kernel, gpu::KernelArgs(), gpu::LaunchDims{});
+    e.graph = e.acc->end_capture();
+    if (e.graph->launches() != static_cast<size_t>(cfg.graph)) {
+      throw Error(std::string(name) + " graph recorded " + std::to_string(e.graph->launches()) + " launches, not " +
+                  std::to_string(cfg.graph));
+    }
+    e.acc->replay(*e.graph);
+    e.acc->synchronize();
+    entries.push_back(std::move(e));
+  }
+  const int reps = std::max(5, cfg.reps * 4);
+  for (int r = 0; r < reps; ++r) {
+    for (auto& e : entries) {
+      e.acc->replay(*e.graph);  // settle: the GPU switches to this context
+      e.acc->synchronize();
+      double t0 = now_us();
+      e.acc->replay(*e.graph);
+      e.acc->synchronize();
+      e.per_kernel_us.push_back((now_us() - t0) / cfg.graph);
+    }
+  }
+  for (auto& e : entries) {
+    std::string test = (e.name == "nv" ? "nvhcq graph of " : "CUDA graph (Accelerator) of ") +
+                       std::to_string(cfg.graph) + " launches, replay + wait";
+    report.add_row({{"backend", e.name}, {"test", test}, {"per kernel us", summarize(e.per_kernel_us).p50}});
+  }
+  if (entries.size() == 2) {
+    report.set_meta("nv/cuda graph replay per kernel",
+                    std::to_string(summarize(entries[0].per_kernel_us).p50 / summarize(entries[1].per_kernel_us).p50));
+  }
+}
+
 }  // namespace
 }  // namespace nvhcq::bench
 
@@ -195,7 +250,7 @@ int main(int argc, char** argv) {
                    "Kernel launch latency through nvhcq's direct path and the CUDA driver API.");
   parser.option("iters", "N", "round trips to time per backend", "2000")
       .option("back-to-back", "N", "launches in a back-to-back run", "10000")
-      .option("graph", "N", "launches in the CUDA graph", "1000")
+      .option("graph", "N", "launches in the recorded graphs (0: no Accelerator graph rows)", "1000")
       .option("backend", "LIST", "backends to run: nv, cuda or both", "nv,cuda")
       .option("json", "PATH", "write the results as JSON");
   try {
@@ -227,6 +282,9 @@ int main(int argc, char** argv) {
       report.set_meta("driver", nv->driver());
     }
     bench::run(cfg, nv.get(), cu.get(), report);
+    nv.reset();
+    cu.reset();
+    if (cfg.graph > 0) bench::run_accelerator_graphs(cfg, backends, cubin, report);
     report.print();
     report.write_json(args.get("json"));
     return 0;
