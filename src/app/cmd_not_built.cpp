@@ -21,7 +21,6 @@ int not_built(const char* name, const char* summary, const Args& args) {
 
 }  // namespace
 
-int run_bench(const Args& a) { return not_built("bench", "benchmark GGUF models", a); }
 int run_serve(const Args& a) { return not_built("serve", "serve a GGUF model over HTTP", a); }
 
 }  // namespace nvhcq::app

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "kernels/llm_jobs.cuh"
+#include "llm/gpu/weight_repack.h"
 #include "llm/model/rope.h"
 
 namespace nvhcq::llm {
@@ -223,6 +224,17 @@ void GpuLlama::build_step() {
   add_matvec("logits", {&w.output}, {}, x_, w.output_norm, logits_, "logits");
   gpu::LaunchDims fd;
   step_.push_back(StepLaunch{"step", &kernels_.finish_step(), gpu::KernelArgs().ptr(state_).ptr(history_), fd});
+}
+
+uint64_t GpuLlama::decode_weight_bytes() const {
+  auto bytes = [](const GpuMatrix& m) {
+    return gpu_matrix_layout(m.type, m.desc.rows, m.desc.cols).total_bytes();
+  };
+  uint64_t total = bytes(weights_->output);
+  for (const GpuLayer& l : weights_->layers) {
+    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.gate) + bytes(l.up) + bytes(l.down);
+  }
+  return total;
 }
 
 void GpuLlama::write_state(int32_t token, int32_t pos) {

@@ -77,8 +77,13 @@ class GpuLlama {
   uint64_t file_matrix_bytes() const { return weights_->file_matrix_bytes(); }
   uint64_t kv_cache_bytes() const { return kv_bytes_; }
   uint64_t device_bytes() const { return acc_.allocated_bytes(); }
+  // Weight bytes a decode step streams: every layer matrix and the output head
+  // (the embedding contributes one row).
+  uint64_t decode_weight_bytes() const;
   // Launches per decode step.
   size_t step_launches() const { return step_.size(); }
+  // Waits for everything queued on the GPU.
+  void synchronize() { acc_.synchronize(); }
 
   // Runs `steps` decode steps launch by launch with a GPU time stamp around
   // each launch; returns the time per step by kernel class (slower than a
