@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "tensor/cpu_backend.h"
+#include "tensor/gpu/gpu_backend.h"
 
 namespace nvhcq::tensor {
 namespace {
@@ -19,6 +20,9 @@ Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;  // never destroyed: buffers may outlive static destruction order
     reg->factories["cpu"] = [] { return std::make_unique<CpuBackend>(); };
+    // The GPU devices: nvhcq's direct path and the CUDA driver API.
+    reg->factories["nv"] = [] { return make_gpu_backend("nv"); };
+    reg->factories["cuda"] = [] { return make_gpu_backend("cuda"); };
     return reg;
   }();
   return *r;

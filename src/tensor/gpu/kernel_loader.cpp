@@ -1,0 +1,116 @@
+#include "tensor/gpu/kernel_loader.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "base/error.h"
+#include "base/hash.h"
+#include "compile/compiler.h"
+
+namespace nvhcq::tensor {
+namespace {
+
+std::string source_key(const LaunchSpec& s) { return ContentHash().add(s.source).add(s.file).hex(); }
+
+class NvrtcLoader final : public KernelLoader {
+ public:
+  explicit NvrtcLoader(gpu::Accelerator& acc) : acc_(acc) { options_.arch = acc.arch(); }
+
+  std::vector<std::shared_ptr<gpu::Kernel>> load_all(const std::vector<const LaunchSpec*>& specs) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Compile the sources not seen yet, several at a time.
+    std::vector<std::pair<std::string, const LaunchSpec*>> missing;
+    for (const LaunchSpec* s : specs) {
+      const std::string key = source_key(*s);
+      if (cubins_.count(key) || std::any_of(missing.begin(), missing.end(), [&](auto& m) { return m.first == key; })) {
+        continue;
+      }
+      missing.emplace_back(key, s);
+    }
+    if (missing.size() == 1) {
+      cubins_[missing[0].first] = compile_one(*missing[0].second);
+    } else if (!missing.empty()) {
+      const size_t workers = std::max<size_t>(1, std::min<size_t>(missing.size(), std::thread::hardware_concurrency()));
+      std::vector<std::vector<uint8_t>> results(missing.size());
+      std::vector<std::exception_ptr> errors(missing.size());
+      std::vector<std::thread> pool;
+      std::atomic<size_t> next{0};
+      for (size_t w = 0; w < workers; ++w) {
+        pool.emplace_back([&] {
+          for (size_t i = next++; i < missing.size(); i = next++) {
+            try {
+              results[i] = compile_one(*missing[i].second);
+            } catch (...) {
+              errors[i] = std::current_exception();
+            }
+          }
+        });
+      }
+      for (auto& t : pool) t.join();
+      for (size_t i = 0; i < missing.size(); ++i) {
+        if (errors[i]) std::rethrow_exception(errors[i]);
+        cubins_[missing[i].first] = std::move(results[i]);
+      }
+    }
+    std::vector<std::shared_ptr<gpu::Kernel>> out;
+    for (const LaunchSpec* s : specs) {
+      const std::string key = source_key(*s);
+      const std::string kkey = key + "/" + s->entry;
+      auto it = kernels_.find(kkey);
+      if (it == kernels_.end()) {
+        std::shared_ptr<gpu::Kernel> k;
+        try {
+          k = acc_.load(cubins_.at(key), s->entry);
+        } catch (const Error& e) {
+          throw Error("loading kernel " + s->entry + " (" + s->what + ") on " + acc_.backend() + " failed: " + e.what());
+        }
+        it = kernels_.emplace(kkey, std::move(k)).first;
+      }
+      out.push_back(it->second);
+    }
+    return out;
+  }
+
+  size_t compiled() const override { return compiled_; }
+
+ private:
+  std::vector<uint8_t> compile_one(const LaunchSpec& s) {
+    dump_kernel_source(s);
+    try {
+      auto m = compile::compile(s.source, s.file, options_);
+      if (!m.from_cache) ++compiled_;
+      return std::move(m.cubin);
+    } catch (const Error& e) {
+      throw Error("compiling kernel " + s.entry + " (" + s.what + ") failed: " + e.what(), e.call(), e.status(),
+                  "set NVHCQ_DUMP_KERNELS=<dir> to keep the generated source");
+    }
+  }
+
+  gpu::Accelerator& acc_;
+  compile::CompileOptions options_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::vector<uint8_t>> cubins_;
+  std::unordered_map<std::string, std::shared_ptr<gpu::Kernel>> kernels_;
+  std::atomic<size_t> compiled_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<KernelLoader> make_nvrtc_loader(gpu::Accelerator& acc) { return std::make_unique<NvrtcLoader>(acc); }
+
+void dump_kernel_source(const LaunchSpec& spec) {
+  const char* dir = std::getenv("NVHCQ_DUMP_KERNELS");
+  if (dir == nullptr || *dir == '\0') return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = std::string(dir) + "/" + spec.entry + "-" + source_key(spec).substr(0, 8) + ".cu";
+  std::ofstream(path) << spec.source;
+}
+
+}  // namespace nvhcq::tensor
