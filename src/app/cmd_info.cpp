@@ -13,6 +13,7 @@
 #include "cuda/cuda_api.h"
 #include "drv/probe.h"
 #include "drv/rm/rm_gpu.h"
+#include "drv/tegra/tegra_gpu.h"
 
 namespace nvhcq::app {
 namespace {
@@ -80,6 +81,23 @@ void print_rm_gpus() {
   }
 }
 
+// Opens the Jetson's integrated GPU through nvgpu, as the nv backend does there.
+void print_tegra_gpu() {
+  try {
+    drv::tegra::TegraGpu gpu;
+    const auto& g = gpu.info();
+    std::printf("  nv:0  %s, %s (SM version %s), %u SMs (of %u GPCs x %u TPCs x %u SMs), unified memory\n",
+                g.name.c_str(), g.arch().c_str(), hex(g.sm_version).c_str(), g.sm_count(), g.num_gpcs,
+                g.tpc_per_gpc, g.sm_per_tpc);
+    std::printf("        driver %s, %u-bit GPU VA\n", g.driver_version.c_str(),
+                static_cast<unsigned>(__builtin_ctzll(g.va_limit)));
+    std::printf("        classes: gpfifo %s, compute %s, copy %s\n", hex(g.gpfifo_class).c_str(),
+                hex(g.compute_class).c_str(), hex(g.dma_class).c_str());
+  } catch (const Error& e) {
+    std::printf("  nv:0  cannot be opened: %s\n", e.what());
+  }
+}
+
 void print_nvrtc() {
   try {
     const auto& api = compile::nvrtc();
@@ -130,7 +148,10 @@ int run_info(const Args& args) {
   print_cpu();
   auto nodes = drv::probe_driver_nodes();
   print_driver_nodes(nodes);
-  if (nodes.has_rm()) {
+  if (nodes.has_tegra()) {
+    std::printf("GPU through nvgpu (the direct nv path on Jetson):\n");
+    print_tegra_gpu();
+  } else if (nodes.has_rm()) {
     std::printf("GPUs through RM (the direct nv path):\n");
     print_rm_gpus();
   }

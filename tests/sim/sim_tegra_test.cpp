@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "app/commands.h"
 #include "base/error.h"
 #include "drv/probe.h"
 #include "drv/tegra/nvgpu_abi.h"
@@ -283,6 +284,20 @@ TEST(TegraGpu, OpensAreClosedCleanly) {
     gpu::Buffer b = dev->alloc(1 << 16);
   }
   EXPECT_EQ(machine().open_fds(), before) << "fds leaked by a device open/close";
+}
+
+// `nvhcq info` on a Jetson: the iGPU, found and opened through nvgpu.
+TEST(TegraGpu, InfoCommandDescribesTheJetsonGpu) {
+  machine().set_present(false, true);
+  ::testing::internal::CaptureStdout();
+  int rc = app::run_info({});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("/dev/nvgpu/igpu0/ctrl present"), std::string::npos) << out;
+  EXPECT_NE(out.find("Jetson iGPU ga10b, sm_87 (SM version 0x807), 16 SMs (of 2 GPCs x 4 TPCs x 2 SMs)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("40-bit GPU VA"), std::string::npos) << out;
 }
 
 }  // namespace
