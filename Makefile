@@ -14,8 +14,13 @@ DEB_PACKAGES := cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
+# `make compare`: the benchmark suite on this machine's GPU (bench_compare), its
+# report (markdown + PNG charts) in $(COMPARE_OUT). gnuplot draws the charts and is
+# installed here on demand, not by `make test`.
+COMPARE_OUT ?= bench-report
+COMPARE_DEB_PACKAGES := gnuplot-nox
 
-.PHONY: all deps configure build run test test-unit test-asan fuzz format dist clean
+.PHONY: all deps configure build run test test-unit test-asan fuzz format dist compare clean
 
 all: build
 
@@ -61,6 +66,11 @@ test-asan: deps
 fuzz:
 	@scripts/ensure-deb-packages.sh $(DEB_PACKAGES) $(FUZZ_DEB_PACKAGES) || [ "$$CI" != "true" ]
 	FUZZ_DIR=$(FUZZ_DIR) FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) scripts/run-fuzzers.sh
+
+# Without gnuplot the report is still written; it says how to draw the charts later.
+compare: build
+	@scripts/ensure-deb-packages.sh $(COMPARE_DEB_PACKAGES) || echo "make compare: continuing without charts"
+	$(BUILD_DIR)/bench/bench_compare --out $(COMPARE_OUT)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh')
