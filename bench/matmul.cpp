@@ -1,7 +1,9 @@
 // C1: matrix product throughput. nvhcq's GEMM kernels (f32 on the CUDA cores,
-// f16/bf16 on the tensor cores) through the direct path ("nv") and the CUDA
-// driver API ("cuda"), the same CUBIN on both, plus cuBLAS on the cuda backend's
-// context as the ceiling, in one run. Square sizes; GFLOP/s = 2*M*N*K / time.
+// f16/bf16 on the tensor cores: mma.sync, and on sm_90 also the warpgroup wgmma
+// kernel) through the direct path ("nv") and the CUDA driver API ("cuda"), the
+// same CUBIN on both, plus cuBLAS on the cuda backend's context as the ceiling,
+// in one run. Square sizes; GFLOP/s = 2*M*N*K / time. Rows carry the kernel
+// family: simt, mma, wgmma, cublas.
 //
 // Every product is first checked against a float64 CPU reference (random
 // inputs, C poisoned with NaN): in full up to 512^3, else at sampled entries and
@@ -34,6 +36,7 @@ struct Config {
   bool sweep = false;
   uint32_t sweep_size = 4096;
   bool cublas = true;
+  bool wgmma = true;
   int blocks = 5;
   double target_ms = 20;
 };
@@ -53,9 +56,11 @@ struct Runner {
   gpu::Accelerator* acc = nullptr;  // whose memory it uses (cuda's for cublas)
   const gpu::Kernel* kernel = nullptr;
   std::unique_ptr<gpu::DeviceMemory> a, b, c;
+  gpu::LaunchDims dims;
   std::vector<double> ms;  // per timed batch
   bool failed = false;
   std::string kernel_label;
+  std::string family;  // "simt", "mma", "wgmma" or "cublas"
 };
 
 class MatmulBench {
@@ -70,18 +75,28 @@ class MatmulBench {
     HostTensor a = random_tensor(type, size_t{m} * k, seed * 2 + 1);
     HostTensor b = random_tensor(type, size_t{k} * n, seed * 2 + 2);
     std::vector<uint8_t> poison(size_t{m} * n * es, 0xff);  // NaN in f32, f16 and bf16
-    kernels::KernelLaunch plan =
-        kernels::plan_gemm(kernels::GemmProblem{type, m, n, k, true}, backends_.front().acc->sm_count(), variant);
-    gpu::LaunchDims dims = dims_of(plan);
+    // nvhcq's kernel(s) on every backend: the automatic choice, and on sm_90 the
+    // warpgroup (wgmma) kernel as a second family; or the one --variant names.
+    kernels::GemmProblem problem{type, m, n, k, true, backends_.front().acc->arch()};
+    std::vector<kernels::KernelLaunch> plans;
+    const uint32_t sms = backends_.front().acc->sm_count();
+    plans.push_back(kernels::plan_gemm(problem, sms, variant));
+    if (variant.empty() && cfg_.wgmma && kernels::wgmma_applies(problem)) {
+      plans.push_back(kernels::plan_gemm(problem, sms, kernels::kWgmmaVariant));
+    }
 
     std::vector<Runner> runners;
-    for (auto& be : backends_) {
-      Runner r;
-      r.name = be.name;
-      r.acc = be.acc.get();
-      r.kernel = &loader_.get(*be.acc, plan);
-      r.kernel_label = plan.variant;
-      runners.push_back(std::move(r));
+    for (const auto& plan : plans) {
+      for (auto& be : backends_) {
+        Runner r;
+        r.name = be.name;
+        r.acc = be.acc.get();
+        r.kernel = &loader_.get(*be.acc, plan);
+        r.dims = dims_of(plan);
+        r.kernel_label = plan.variant;
+        r.family = plan.variant.substr(0, plan.variant.find(' '));
+        runners.push_back(std::move(r));
+      }
     }
     if (cublas_ != nullptr) {
       for (auto& be : backends_) {
@@ -90,6 +105,7 @@ class MatmulBench {
         r.name = "cublas";
         r.acc = be.acc.get();
         r.kernel_label = "cuBLAS " + std::to_string(cublas_->version());
+        r.family = "cublas";
         runners.push_back(std::move(r));
       }
     }
@@ -110,7 +126,7 @@ class MatmulBench {
       gpu::KernelArgs args;
       args.ptr(r.c->va()).ptr(r.a->va()).ptr(r.b->va());
       args.add(static_cast<int32_t>(m)).add(static_cast<int32_t>(n)).add(static_cast<int32_t>(k));
-      r.acc->launch(*r.kernel, args, dims);
+      r.acc->launch(*r.kernel, args, r.dims);
     };
     auto sync = [&](Runner& r) {
       if (r.kernel == nullptr) {
@@ -172,6 +188,7 @@ class MatmulBench {
       std::map<std::string, Value> row{{"type", std::string(kernels::gemm_type_name(type))},
                                        {"size", static_cast<int64_t>(n)},
                                        {"backend", r.name},
+                                       {"family", r.family},
                                        {"kernel", r.kernel_label}};
       if (r.failed) {
         row["check"] = std::string("FAILED");
@@ -207,6 +224,7 @@ int run(const ArgParser::Result& args) {
   cfg.sweep = args.flag("sweep");
   cfg.sweep_size = static_cast<uint32_t>(args.get_int("sweep-size"));
   cfg.cublas = !args.flag("no-cublas");
+  cfg.wgmma = !args.flag("no-wgmma");
   cfg.blocks = static_cast<int>(std::max(1LL, args.get_int("blocks")));
   cfg.target_ms = args.get_double("target-ms");
   for (uint64_t s : cfg.sizes) {
@@ -229,7 +247,7 @@ int run(const ArgParser::Result& args) {
   }
 
   Report report(cfg.sweep ? "matmul tile configurations" : "matmul (C1)",
-                {"type", "size", "backend", "kernel", "check", "ms", "TFLOP/s", "% of cuBLAS"});
+                {"type", "size", "backend", "family", "kernel", "check", "ms", "TFLOP/s", "% of cuBLAS"});
   describe(report, backends);
   report.set_meta("cuBLAS", cublas_note);
   report.set_meta("timing", "median of " + std::to_string(cfg.blocks) + " alternating batches of ~" +
@@ -237,7 +255,7 @@ int run(const ArgParser::Result& args) {
   MatmulBench bench(cfg, backends, cublas.get());
   for (GemmType type : cfg.types) {
     if (cfg.sweep) {
-      for (const auto& v : kernels::gemm_variants(type)) {
+      for (const auto& v : kernels::gemm_variants(type, backends.front().acc->arch())) {
         bench.run_size(report, type, cfg.sweep_size, v);
       }
     } else {
@@ -266,6 +284,7 @@ int main(int argc, char** argv) {
       .flag("sweep", "time every tile configuration at --sweep-size instead")
       .option("sweep-size", "N", "size for --sweep", "4096")
       .flag("no-cublas", "leave cuBLAS out")
+      .flag("no-wgmma", "leave the sm_90 warpgroup (wgmma) kernel out")
       .option("blocks", "N", "alternating timed batches per contender", "5")
       .option("target-ms", "MS", "GPU time per batch", "20")
       .option("json", "PATH", "write the results as JSON");

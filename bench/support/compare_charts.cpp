@@ -3,6 +3,7 @@
 // is kept with the report, so the charts can be drawn again elsewhere (any
 // machine with gnuplot: `cd DIR && gnuplot charts.gp`).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -104,16 +105,27 @@ void chart_matmul(const Json& doc, const std::string& dir, std::ostringstream& g
      << "set multiplot layout 1," << types.size() << " title 'C1 matrix product, TFLOP/s (higher is better)'\n"
      << "set logscale x 2\nset xlabel 'M = N = K'\nset ylabel 'TFLOP/s'\nset key inside top left\n";
   for (const auto& type : types) {
+    // Series: (backend, family) of nvhcq's kernels, then cuBLAS.
+    std::vector<std::pair<std::string, std::string>> series;
+    for (const Json& row : doc["rows"].array()) {
+      if (text_of(row, "type") != type || text_of(row, "backend") == "cublas") continue;
+      std::pair<std::string, std::string> s{text_of(row, "backend"), text_of(row, "family")};
+      if (std::find(series.begin(), series.end(), s) == series.end()) series.push_back(s);
+    }
+    series.push_back({"cublas", ""});
     std::string file = "charts/matmul_" + type + ".dat";
     std::ostringstream d;
-    d << "# size nv cuda cublas (TFLOP/s)\n";
-    std::vector<double> cols[3];
+    d << "# size";
+    for (const auto& [be, fam] : series) d << " " << be << (fam.empty() ? "" : "_" + fam);
+    d << "  (TFLOP/s)\n";
+    std::vector<std::vector<double>> cols(series.size());
     for (const auto& size : distinct(doc, "size", {{"type", type}})) {
       d << size;
-      int i = 0;
-      for (const char* be : {"nv", "cuda", "cublas"}) {
-        double v = value_where(doc, {{"type", type}, {"size", size}, {"backend", be}}, "TFLOP/s");
-        cols[i++].push_back(v);
+      for (size_t i = 0; i < series.size(); ++i) {
+        std::vector<std::pair<std::string, std::string>> f = {{"type", type}, {"size", size}, {"backend", series[i].first}};
+        if (!series[i].second.empty()) f.push_back({"family", series[i].second});
+        double v = value_where(doc, f, "TFLOP/s");
+        cols[i].push_back(v);
         d << " " << num(v);
       }
       d << "\n";
@@ -121,11 +133,13 @@ void chart_matmul(const Json& doc, const std::string& dir, std::ostringstream& g
     write_file(dir + "/" + file, d.str());
     gp << "set title '" << type << "'\n";
     std::vector<std::string> parts;
-    const char* styles[] = {"lw 2 pt 7 title 'nv'", "lw 2 dt 2 pt 6 title 'cuda'", "lw 2 pt 5 title 'cuBLAS'"};
-    for (int i = 0; i < 3; ++i) {
-      if (any_value(cols[i])) {
-        parts.push_back("'" + file + "' using 1:" + std::to_string(i + 2) + " with linespoints " + styles[i]);
-      }
+    for (size_t i = 0; i < series.size(); ++i) {
+      if (!any_value(cols[i])) continue;
+      const auto& [be, fam] = series[i];
+      std::string title = be == "cublas" ? "cuBLAS" : be + (fam.empty() ? "" : " " + fam);
+      std::string style = be == "cuda" ? "lw 2 dt 2 pt 6" : be == "cublas" ? "lw 3 lc rgb 'black' pt 5" : "lw 2 pt 7";
+      parts.push_back("'" + file + "' using 1:" + std::to_string(i + 2) + " with linespoints " + style + " title '" +
+                      title + "'");
     }
     if (parts.empty()) parts.push_back("NaN notitle");
     gp << "plot ";

@@ -34,11 +34,37 @@ constexpr F32Config kF32Configs[] = {
     {"64x64_scalar", 64, 64, false},
 };
 
+bool is_hopper(const std::string& arch) { return arch == "sm_90" || arch == "sm_90a"; }
+
 uint64_t tiles(uint32_t m, uint32_t n, uint32_t bm, uint32_t bn) {
   return uint64_t{(m + bm - 1) / bm} * ((n + bn - 1) / bn);
 }
 
+// gemm_wgmma.cu: 128 x 256 tiles, two warpgroups, a 4-slot ring of 64-deep k-tiles.
+KernelLaunch plan_wgmma(const GemmProblem& p) {
+  if (!is_hopper(p.arch)) {
+    throw UsageError(std::string("GEMM variant ") + kWgmmaVariant + " needs an sm_90 GPU" +
+                     (p.arch.empty() ? "" : ", not " + p.arch));
+  }
+  if (!wgmma_applies(p)) {
+    throw UsageError(std::string("GEMM variant ") + kWgmmaVariant +
+                     " needs K and N multiples of 8 and 16-byte aligned matrices");
+  }
+  KernelLaunch l;
+  l.file = "gemm_wgmma.cu";
+  l.kernel = std::string("gemm_wgmma_") + gemm_type_name(p.type) + "_128x256x64_s4";
+  l.arch_suffix = p.arch == "sm_90a" ? "" : "a";
+  l.variant = "wgmma 128x256x64_s4";
+  uint64_t t = tiles(p.m, p.n, 128, 256);
+  if (t > 0x7fffffffu) throw UsageError("GEMM too large for one launch");
+  l.grid[0] = static_cast<uint32_t>(t);
+  l.block[0] = 256;
+  l.shared_bytes = 4 * (128 * 64 + 64 * 256) * 2 + 1024;
+  return l;
+}
+
 KernelLaunch plan_mma(const GemmProblem& p, uint32_t sm_count, const std::string& variant) {
+  if (variant == kWgmmaVariant) return plan_wgmma(p);
   const bool vector_ok = p.aligned16 && p.k % 8 == 0 && p.n % 8 == 0;
   const MmaConfig* chosen = nullptr;
   if (variant.empty()) {
@@ -102,6 +128,12 @@ KernelLaunch plan_f32(const GemmProblem& p, uint32_t sm_count, const std::string
 
 }  // namespace
 
+const char* const kWgmmaVariant = "wgmma_128x256x64_s4";
+
+bool wgmma_applies(const GemmProblem& p) {
+  return p.type != GemmType::kF32 && is_hopper(p.arch) && p.aligned16 && p.k % 8 == 0 && p.n % 8 == 0;
+}
+
 const char* gemm_type_name(GemmType type) {
   switch (type) {
     case GemmType::kF32: return "f32";
@@ -126,11 +158,12 @@ KernelLaunch plan_gemm(const GemmProblem& p, uint32_t sm_count, const std::strin
   return p.type == GemmType::kF32 ? plan_f32(p, sm_count, variant) : plan_mma(p, sm_count, variant);
 }
 
-std::vector<std::string> gemm_variants(GemmType type) {
+std::vector<std::string> gemm_variants(GemmType type, const std::string& arch) {
   std::vector<std::string> names;
   if (type == GemmType::kF32) {
     for (const auto& c : kF32Configs) names.push_back(c.name);
   } else {
+    if (is_hopper(arch)) names.push_back(kWgmmaVariant);
     for (const auto& c : kMmaConfigs) names.push_back(c.name);
   }
   return names;
@@ -144,6 +177,8 @@ std::vector<std::string> gemm_kernel_names(const std::string& file) {
     for (const char* t : {"f16", "bf16"}) {
       for (const auto& c : kMmaConfigs) names.push_back(std::string("gemm_mma_") + t + "_" + c.name);
     }
+  } else if (file == "gemm_wgmma.cu") {
+    for (const char* t : {"f16", "bf16"}) names.push_back(std::string("gemm_wgmma_") + t + "_128x256x64_s4");
   }
   return names;
 }

@@ -36,6 +36,9 @@ struct GemmProblem {
   uint32_t m = 0, n = 0, k = 0;
   // A, B and C all start on a 16-byte boundary (device allocations always do).
   bool aligned16 = true;
+  // The GPU's architecture ("sm_90"); architecture-specific kernels (wgmma on
+  // sm_90) are only planned when it is known.
+  std::string arch;
 };
 
 // The kernel for `p` on a GPU with `sm_count` SMs. `variant` empty picks one by
@@ -43,8 +46,11 @@ struct GemmProblem {
 // that cannot address the shape, such as a vector loader for odd N, is refused
 // with UsageError).
 KernelLaunch plan_gemm(const GemmProblem& p, uint32_t sm_count, const std::string& variant = "");
-// The configurations of a type, fastest-first for large aligned problems.
-std::vector<std::string> gemm_variants(GemmType type);
+// The configurations of a type (for `arch`: "sm_90" adds the wgmma kernel).
+std::vector<std::string> gemm_variants(GemmType type, const std::string& arch = "");
+// The Hopper warpgroup (wgmma) kernel's variant name, and whether it can run `p`.
+extern const char* const kWgmmaVariant;
+bool wgmma_applies(const GemmProblem& p);
 // Every GEMM kernel name in `file` (for compile tests).
 std::vector<std::string> gemm_kernel_names(const std::string& file);
 

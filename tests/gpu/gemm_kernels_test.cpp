@@ -1,4 +1,4 @@
-// nvhcq's GEMM kernels (gemm_f32.cu, gemm_mma.cu) on a real GPU through both
+// nvhcq's GEMM kernels (gemm_f32.cu, gemm_mma.cu, gemm_wgmma.cu on sm_90) on a real GPU through both
 // backends, against float64 references: odd shapes (1x1x1, 17x33x65,
 // 127x129x255, 1000^3), every tile configuration with edge tiles, unaligned
 // matrices through the generic loaders. C is poisoned (NaN) and fenced by guard
@@ -109,7 +109,7 @@ class GemmKernelsTest : public ::testing::TestWithParam<std::string> {
                  std::to_string(k) + " " + (variant.empty() ? "auto" : variant) + " offset " + std::to_string(a_offset));
     const size_t es = gemm_element_bytes(t);
     const Inputs& in = inputs_for(t, m, n, k);
-    KernelLaunch plan = plan_gemm(GemmProblem{t, m, n, k, a_offset == 0}, acc->sm_count(), variant);
+    KernelLaunch plan = plan_gemm(GemmProblem{t, m, n, k, a_offset == 0, acc->arch()}, acc->sm_count(), variant);
     auto a = acc->alloc(in.a.size() + a_offset), b = acc->alloc(in.b.size() + a_offset);
     const size_t c_bytes = size_t{m} * n * es;
     auto c = acc->alloc(c_bytes + 2 * kGuardBytes);
@@ -165,9 +165,21 @@ TEST_P(GemmKernelsTest, OddShapesEveryType) {
 
 TEST_P(GemmKernelsTest, EveryTileConfigurationWithEdgeTiles) {
   for (GemmType t : {GemmType::kF16, GemmType::kBF16}) {
-    for (const auto& v : gemm_variants(t)) run(t, 300, 264, 200, v);  // K, N multiples of 8; edges everywhere
+    // K and N multiples of 8, edges everywhere; on sm_90 the wgmma kernel too.
+    for (const auto& v : gemm_variants(t, acc->arch())) run(t, 300, 264, 200, v);
   }
   for (const auto& v : gemm_variants(GemmType::kF32)) run(GemmType::kF32, 300, 260, 196, v);
+}
+
+TEST_P(GemmKernelsTest, WarpgroupKernelOnHopperAtSeveralShapes) {
+  if (!wgmma_applies(GemmProblem{GemmType::kBF16, 64, 64, 64, true, acc->arch()})) {
+    GTEST_SKIP() << "the wgmma kernel is for sm_90; this GPU is " << acc->arch();
+  }
+  for (GemmType t : {GemmType::kF16, GemmType::kBF16}) {
+    run(t, 128, 256, 64, kWgmmaVariant);    // one tile, one k-tile
+    run(t, 1000, 1000, 1000, kWgmmaVariant);  // edges in every dimension, 16 k-tiles
+    run(t, 8, 520, 1032, kWgmmaVariant);    // a thin M
+  }
 }
 
 TEST_P(GemmKernelsTest, UnalignedMatricesTakeTheGenericLoaders) {

@@ -29,8 +29,8 @@ gpu::Cubin compile_file(const std::string& file, const std::string& arch) {
 // Threads per CTA of a GEMM kernel, from its plan (every variant, any shape it takes).
 uint32_t threads_of(const std::string& kernel) {
   for (GemmType t : {GemmType::kF32, GemmType::kF16, GemmType::kBF16}) {
-    for (const auto& v : gemm_variants(t)) {
-      GemmProblem p{t, 256, 256, 256, true};
+    for (const auto& v : gemm_variants(t, "sm_90")) {
+      GemmProblem p{t, 256, 256, 256, true, "sm_90"};
       KernelLaunch l = plan_gemm(p, 132, v);
       if (l.kernel == kernel) return l.block[0] * l.block[1] * l.block[2];
     }
@@ -51,7 +51,9 @@ void expect_gemm_kernels_fit(const std::string& file, const std::string& arch) {
     uint32_t threads = threads_of(name);
     ASSERT_GT(threads, 0u) << name;
     EXPECT_LE(k.registers * threads, 65536u) << name << ": a CTA does not fit the register file";
-    if (k.max_threads != 0) EXPECT_GE(k.max_threads, threads) << name << ": launch bounds below the plan";
+    if (k.max_threads != 0) {
+      EXPECT_GE(k.max_threads, threads) << name << ": launch bounds below the plan";
+    }
   }
 }
 
@@ -65,6 +67,11 @@ TEST(GemmKernelsCompile, TensorCoreForHopperAndOrin) {
   REQUIRE_NVRTC();
   expect_gemm_kernels_fit("gemm_mma.cu", "sm_90");
   expect_gemm_kernels_fit("gemm_mma.cu", "sm_87");
+}
+
+TEST(GemmKernelsCompile, WarpgroupKernelForHopper) {
+  REQUIRE_NVRTC();
+  expect_gemm_kernels_fit("gemm_wgmma.cu", "sm_90a");
 }
 
 TEST(GemmKernelsCompile, ElementwiseHasEveryKernel) {

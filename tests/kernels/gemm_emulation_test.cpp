@@ -23,6 +23,7 @@
 #include "kernels/elementwise.cu"
 #include "kernels/gemm_f32.cu"
 #include "kernels/gemm_mma.cu"
+#include "kernels/gemm_wgmma.cu"
 #pragma GCC diagnostic pop
 
 namespace nvhcq::kernels {
@@ -56,6 +57,8 @@ const std::map<std::string, Gemm16>& gemm16_kernels() {
       {"gemm_mma_bf16_128x128x32_s4", gemm_mma_bf16_128x128x32_s4},
       {"gemm_mma_bf16_64x64x32_s4", gemm_mma_bf16_64x64x32_s4},
       {"gemm_mma_bf16_generic", gemm_mma_bf16_generic},
+      {"gemm_wgmma_f16_128x256x64_s4", gemm_wgmma_f16_128x256x64_s4},
+      {"gemm_wgmma_bf16_128x256x64_s4", gemm_wgmma_bf16_128x256x64_s4},
   };
   return k;
 }
@@ -125,7 +128,7 @@ void run_case(const Case& c, uint32_t sm_count = 132) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const size_t na = size_t{c.m} * c.k, nb = size_t{c.k} * c.n, nc = size_t{c.m} * c.n;
   std::vector<double> a(na), b(nb), got(nc);
-  KernelLaunch plan = plan_gemm(GemmProblem{c.type, c.m, c.n, c.k, true}, sm_count, c.variant);
+  KernelLaunch plan = plan_gemm(GemmProblem{c.type, c.m, c.n, c.k, true, "sm_90"}, sm_count, c.variant);
   emu::clear_globals();
   std::string error;
   if (c.type == GemmType::kF32) {
@@ -163,7 +166,7 @@ void run_case(const Case& c, uint32_t sm_count = 132) {
     for (size_t i = 0; i < nc; ++i) got[i] = value(C[kGuard + i]);
   }
   ASSERT_EQ(error, "") << plan.kernel;
-  if (c.type != GemmType::kF32) {
+  if (plan.file == "gemm_mma.cu") {
     emu::Stats st = emu::last_stats();
     EXPECT_GT(st.ldmatrix_matrices, 0u);
     // The swizzles make every ldmatrix conflict-free (the generic loader shares the layout).
@@ -177,6 +180,7 @@ void run_case(const Case& c, uint32_t sm_count = 132) {
 
 TEST(GemmEmulation, EveryKernelIsEmulated) {
   for (const auto& name : gemm_kernel_names("gemm_mma.cu")) EXPECT_TRUE(gemm16_kernels().count(name)) << name;
+  for (const auto& name : gemm_kernel_names("gemm_wgmma.cu")) EXPECT_TRUE(gemm16_kernels().count(name)) << name;
   for (const auto& name : gemm_kernel_names("gemm_f32.cu")) EXPECT_TRUE(gemm32_kernels().count(name)) << name;
 }
 
@@ -216,6 +220,16 @@ TEST(GemmEmulation, TensorCoreWithEagerCopies) {
   run_case({GemmType::kBF16, "64x64x32_s4", 100, 72, 200, false});
 }
 
+// The Hopper kernel: descriptors, 128-byte swizzles, the cp.async/wgmma ring
+// (wgmma reads shared memory only when its group is waited for, so a slot
+// refilled too early shows), edge tiles in every dimension.
+TEST(GemmEmulation, WarpgroupKernelWithEdges) {
+  SKIP_UNDER_SANITIZERS();
+  run_case({GemmType::kBF16, kWgmmaVariant, 145, 264, 200});
+  run_case({GemmType::kF16, kWgmmaVariant, 64, 256, 64});
+  run_case({GemmType::kF16, kWgmmaVariant, 130, 200, 328, false});  // copies land at once
+}
+
 TEST(GemmEmulation, SimtF32Tiles) {
   SKIP_UNDER_SANITIZERS();
   run_case({GemmType::kF32, "128x128", 130, 132, 20});
@@ -235,6 +249,15 @@ TEST(GemmEmulation, PlanRefusesVariantsThatCannotAddressTheShape) {
   EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kBF16, 4096, 4096, 4096, true}, 132).kernel,
             "gemm_mma_bf16_128x256x32_s4");
   EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kF32, 4096, 4096, 4096, true}, 132).kernel, "gemm_f32_128x128");
+  // wgmma only where the architecture is known to be sm_90, and only when asked for (for now).
+  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 256, 256, 256, true}, 132, kWgmmaVariant), Error);
+  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 256, 256, 256, true, "sm_87"}, 132, kWgmmaVariant), Error);
+  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 256, 250, 256, true, "sm_90"}, 132, kWgmmaVariant), Error);
+  KernelLaunch w = plan_gemm(GemmProblem{GemmType::kBF16, 4096, 4096, 4096, true, "sm_90"}, 132, kWgmmaVariant);
+  EXPECT_EQ(w.kernel, "gemm_wgmma_bf16_128x256x64_s4");
+  EXPECT_EQ(w.arch_suffix, "a");
+  EXPECT_EQ(w.grid[0], 32u * 16u);
+  EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kBF16, 4096, 4096, 4096, true, "sm_90"}, 132).file, "gemm_mma.cu");
 }
 
 // ---- elementwise ----

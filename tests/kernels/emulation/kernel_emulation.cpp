@@ -44,6 +44,26 @@ struct Warp {
   float* d[32];
 };
 
+struct WgmmaOp {
+  uint64_t desc_a, desc_b;
+  int n;
+  bool bf16, transpose_b;
+  float* d[128];
+};
+
+enum class GroupCollective { kNone, kWgmma, kCommit, kWait };
+
+// The 128 threads of a warpgroup: their queued wgmma and commit groups.
+struct WarpGroup {
+  uint64_t generation = 0;
+  int arrived = 0;
+  GroupCollective op = GroupCollective::kNone;
+  WgmmaOp pending;                          // being gathered
+  std::vector<WgmmaOp> open;                // issued since the last commit
+  std::vector<std::vector<WgmmaOp>> groups;  // committed, oldest first
+  int wait_pending = 0;
+};
+
 struct State {
   LaunchConfig config;
   const std::function<void()>* kernel = nullptr;
@@ -52,6 +72,7 @@ struct State {
   std::vector<uint8_t> smem;
   std::vector<Fiber> fibers;
   std::vector<Warp> warps;
+  std::vector<WarpGroup> warpgroups;
   uint64_t barrier_generation = 0;
   uint32_t barrier_arrived = 0;
   Fiber* current = nullptr;
@@ -194,6 +215,90 @@ void retire(Fiber& f, size_t keep) {
   }
 }
 
+// Shared-memory byte address of element (row, col) of an operand described by
+// `desc` (128-byte swizzle): K-major when `k_major` (rows are M or N, columns
+// K), else MN-major (rows K, columns M or N). The PTX ISA's canonical layouts:
+//   K-major:  ((8,m),(T,2k)) : ((8T,SBO),(1,T))   MN-major: ((T,8,m),(8,k)) : ((1,T,LBO),(8T,SBO))
+// with T = 8 16-bit elements, then address bits 4-6 XOR bits 7-9.
+uint32_t operand_address(uint64_t desc, int mn, int k, bool k_major) {
+  uint32_t start = static_cast<uint32_t>(desc & 0x3fff) << 4;
+  uint32_t lbo = static_cast<uint32_t>((desc >> 16) & 0x3fff) << 4;
+  uint32_t sbo = static_cast<uint32_t>((desc >> 32) & 0x3fff) << 4;
+  uint32_t a;
+  if (k_major) {
+    a = start + (mn % 8) * 128 + (mn / 8) * sbo + (k / 8) * 16 + (k % 8) * 2;
+  } else {
+    a = start + (mn % 64) * 2 + (mn / 64) * lbo + (k % 8) * 128 + (k / 8) * sbo;
+  }
+  return a ^ (((a >> 7) & 7) << 4);
+}
+
+void run_wgmma(const WgmmaOp& op) {
+  for (uint64_t desc : {op.desc_a, op.desc_b}) {
+    if ((desc >> 62) != 1 || ((desc >> 49) & 7) != 0) {
+      fail("wgmma descriptor without 128-byte swizzle or with a base offset (not emulated)");
+      return;
+    }
+  }
+  const int n = op.n;
+  std::vector<float> A(64 * 16), B(16 * static_cast<size_t>(n));
+  auto load = [&](uint32_t addr, float* out) {
+    if (!smem_range_ok(addr, 2)) {
+      fail("wgmma operand address " + std::to_string(addr) + " outside shared memory");
+      *out = 0;
+      return;
+    }
+    uint16_t v = smem_u16(addr);
+    *out = op.bf16 ? cpu::bf16_to_float(v) : cpu::half_to_float(v);
+  };
+  for (int m = 0; m < 64; ++m) {
+    for (int k = 0; k < 16; ++k) load(operand_address(op.desc_a, m, k, true), &A[m * 16 + k]);
+  }
+  for (int k = 0; k < 16; ++k) {
+    for (int c = 0; c < n; ++c) load(operand_address(op.desc_b, c, k, !op.transpose_b), &B[k * n + c]);
+  }
+  // Accumulator fragments: warp w of the group holds rows 16w..16w+15; lane l
+  // holds (row l/4, columns 8j + 2(l%4), +1) and the same 8 rows down, per j.
+  for (int t = 0; t < 128; ++t) {
+    int w = t / 32, l = t % 32;
+    for (int j = 0; j < n / 8; ++j) {
+      for (int r = 0; r < 4; ++r) {
+        int row = 16 * w + l / 4 + (r / 2) * 8, col = 8 * j + 2 * (l % 4) + (r % 2);
+        double sum = op.d[t][4 * j + r];
+        for (int k = 0; k < 16; ++k) sum += static_cast<double>(A[row * 16 + k]) * B[k * n + col];
+        op.d[t][4 * j + r] = static_cast<float>(sum);
+      }
+    }
+  }
+}
+
+// A collective of the 128 threads of a warpgroup; the last to arrive runs `last`.
+template <typename Deposit, typename Last>
+void group_collective(GroupCollective op, Deposit deposit, Last last) {
+  State& s = state();
+  Fiber* f = s.current;
+  if (s.threads % 128 != 0) {
+    fail("a warpgroup instruction in a block of " + std::to_string(s.threads) + " threads (not whole warpgroups)");
+    return;
+  }
+  WarpGroup& g = s.warpgroups[f->linear / 128];
+  uint32_t index = f->linear % 128;
+  if (g.arrived == 0) {
+    g.op = op;
+  } else if (g.op != op) {
+    fail("the threads of a warpgroup reached different wgmma instructions");
+  }
+  deposit(g, index);
+  uint64_t gen = g.generation;
+  if (++g.arrived < 128) {
+    wait_for_change(&g.generation, gen);
+    return;
+  }
+  last(g);
+  g.arrived = 0;
+  ++g.generation;
+}
+
 void trampoline() {
   State& s = state();
   (*s.kernel)();
@@ -209,6 +314,7 @@ void run_block(State& s, uint8_t* stacks) {
   std::fill(s.smem.begin(), s.smem.end(), 0xff);  // NaN in f16, bf16 and f32
   s.fibers.assign(s.threads, Fiber{});
   s.warps.assign((s.threads + 31) / 32, Warp{});
+  s.warpgroups.assign((s.threads + 127) / 128, WarpGroup{});
   s.barrier_arrived = 0;
   const Dim3& b = s.config.block;
   for (uint32_t i = 0; i < s.threads; ++i) {
@@ -242,6 +348,11 @@ void run_block(State& s, uint8_t* stacks) {
     }
   }
   s.current = nullptr;
+  for (const WarpGroup& g : s.warpgroups) {
+    bool pending = !g.open.empty();
+    for (const auto& grp : g.groups) pending = pending || !grp.empty();
+    if (pending) fail("the block exited with wgmma not waited for");
+  }
 }
 
 }  // namespace
@@ -327,6 +438,43 @@ void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf1
     std::memcpy(w.b[lane], b, 8);
     w.d[lane] = d;
   });
+}
+
+void wgmma(float* d, uint64_t desc_a, uint64_t desc_b, int n, bool bf16, bool transpose_b) {
+  group_collective(
+      GroupCollective::kWgmma,
+      [&](WarpGroup& g, uint32_t index) {
+        if (g.arrived != 0 && (g.pending.desc_a != desc_a || g.pending.desc_b != desc_b)) {
+          fail("the threads of a warpgroup gave wgmma different descriptors");
+        }
+        g.pending.desc_a = desc_a;
+        g.pending.desc_b = desc_b;
+        g.pending.n = n;
+        g.pending.bf16 = bf16;
+        g.pending.transpose_b = transpose_b;
+        g.pending.d[index] = d;
+      },
+      [](WarpGroup& g) { g.open.push_back(g.pending); });
+}
+
+void wgmma_commit() {
+  group_collective(
+      GroupCollective::kCommit, [](WarpGroup&, uint32_t) {},
+      [](WarpGroup& g) {
+        g.groups.push_back(std::move(g.open));
+        g.open.clear();
+      });
+}
+
+void wgmma_wait(int pending) {
+  group_collective(
+      GroupCollective::kWait, [&](WarpGroup& g, uint32_t) { g.wait_pending = pending; },
+      [](WarpGroup& g) {
+        while (g.groups.size() > static_cast<size_t>(g.wait_pending)) {
+          for (const auto& op : g.groups.front()) run_wgmma(op);
+          g.groups.erase(g.groups.begin());
+        }
+      });
 }
 
 std::string launch(const LaunchConfig& config, const std::function<void()>& kernel) {

@@ -43,6 +43,11 @@ void cp_async_commit();
 void cp_async_wait(int pending);
 void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose);
 void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf16);
+// Warpgroup (128 threads) wgmma: queued at issue, executed -- reading shared
+// memory then -- by the wait that retires its commit group.
+void wgmma(float* d, uint64_t desc_a, uint64_t desc_b, int n, bool bf16, bool transpose_b);
+void wgmma_commit();
+void wgmma_wait(int pending);
 
 struct LaunchConfig {
   Dim3 grid, block;
@@ -110,4 +115,18 @@ inline void ldmatrix_x4_trans(uint32_t r[4], uint32_t addr) { ::nvhcq::emu::ldma
 template <bool kBf16>
 inline void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
   ::nvhcq::emu::mma_m16n8k16(d, a, b, kBf16);
+}
+
+// gemm_wgmma.cu's primitives.
+inline void fence_proxy_async() {}
+inline void wgmma_fence() {}
+inline void wgmma_fence_operands(float*) {}
+inline void wgmma_commit() { ::nvhcq::emu::wgmma_commit(); }
+template <int N>
+inline void wgmma_wait() {
+  ::nvhcq::emu::wgmma_wait(N);
+}
+template <bool kBf16>
+inline void wgmma_m64n256k16(float d[128], uint64_t desc_a, uint64_t desc_b) {
+  ::nvhcq::emu::wgmma(d, desc_a, desc_b, 256, kBf16, true);
 }
