@@ -11,11 +11,10 @@ namespace {
 HcqBackend tegra_backend() {
   HcqBackend b;
   b.name = "tegra";
-  b.open = [] {
-    return std::make_unique<gpu::Device>(std::make_unique<drv::tegra::TegraGpu>());
-  };
+  b.open = [] { return std::make_unique<gpu::Device>(std::make_unique<drv::tegra::TegraGpu>()); };
   b.unavailable = []() -> std::string {
-    if (!drv::tegra::TegraGpu::present()) return "not a Jetson (no /dev/nvgpu/igpu0/ctrl and /dev/nvmap)";
+    if (!drv::tegra::TegraGpu::present())
+      return "not a Jetson (no /dev/nvgpu/igpu0/ctrl and /dev/nvmap)";
     if (!compile::nvrtc_available()) return "NVRTC is not installed (needed to build test kernels)";
     return {};
   };

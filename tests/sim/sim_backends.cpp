@@ -8,6 +8,8 @@
 #include "compile/nvrtc_api.h"
 #include "drv/rm/rm_gpu.h"
 #include "drv/tegra/tegra_gpu.h"
+#include "sim/sim_kernels.h"
+#include "sim/sim_rm.h"
 #include "sim/sim_tegra.h"
 
 namespace nvhcq::sim {
@@ -28,12 +30,13 @@ class ResetEachTest : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo&) override { reset_sim(); }
   void OnTestEnd(const ::testing::TestInfo& info) override {
     for (const auto& v : machine().log().violations()) {
-      std::fprintf(stderr, "[sim] %s.%s left a violation: %s\n", info.test_suite_name(), info.name(),
-                   v.c_str());
+      std::fprintf(stderr, "[sim] %s.%s left a violation: %s\n", info.test_suite_name(),
+                   info.name(), v.c_str());
     }
     // A failed test shows what the simulated kernel logged (its dmesg).
     if (info.result() != nullptr && info.result()->Failed()) {
-      for (const auto& l : machine().log().lines()) std::fprintf(stderr, "[sim log] %s\n", l.c_str());
+      for (const auto& l : machine().log().lines())
+        std::fprintf(stderr, "[sim log] %s\n", l.c_str());
     }
   }
 };
@@ -48,7 +51,8 @@ class ResetEachTest : public ::testing::EmptyTestEventListener {
 
 std::string sim_unavailable() {
   if (!compile::nvrtc_available()) {
-    return "NVRTC is not installed (the simulator runs kernels it identifies in NVRTC-built CUBINs)";
+    return "NVRTC is not installed (the simulator runs kernels it identifies in NVRTC-built "
+           "CUBINs)";
   }
   return {};
 }
@@ -57,12 +61,24 @@ void reset_sim() {
   SimMachine& m = machine();
   m.set_present(true, true);
   m.options().entry_latency_us = 0;
+  m.options().hold = false;
   m.log().clear();
   m.stats().reset();
   m.tegra().clear_records();
 }
 
+namespace {
+
+// Builds the kernel catalog of an architecture on the test's thread, so that the
+// simulated GPU thread never waits on NVRTC in the middle of a launch.
+void warm_catalog(uint32_t sm_version) {
+  if (compile::nvrtc_available()) KernelCatalog::for_sm(sm_version);
+}
+
+}  // namespace
+
 std::unique_ptr<gpu::Device> open_sim_rm(const gpu::DeviceOptions& options) {
+  warm_catalog(machine().rm().spec().sm_version);
   drv::rm::RmGpuOptions rm;
   rm.compute_ring_entries = std::max<uint32_t>(options.compute_ring_entries, 2);
   rm.copy_ring_entries = std::max<uint32_t>(options.copy_ring_entries, 2);
@@ -70,6 +86,7 @@ std::unique_ptr<gpu::Device> open_sim_rm(const gpu::DeviceOptions& options) {
 }
 
 std::unique_ptr<gpu::Device> open_sim_tegra(const gpu::DeviceOptions& options) {
+  warm_catalog(machine().tegra().spec().sm_version);
   return std::make_unique<gpu::Device>(std::make_unique<drv::tegra::TegraGpu>(), options);
 }
 

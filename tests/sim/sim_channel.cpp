@@ -26,7 +26,8 @@ bool parse_pushbuffer(const std::vector<uint32_t>& pb, std::vector<std::array<ui
   for (size_t i = 0; i < pb.size();) {
     uint32_t h = pb[i++];
     if (h == 0) continue;  // a NOP word
-    uint32_t op = h >> 29, count = (h >> 16) & 0x1fff, subch = (h >> 13) & 7, addr = (h & 0x1fff) << 2;
+    uint32_t op = h >> 29, count = (h >> 16) & 0x1fff, subch = (h >> 13) & 7,
+             addr = (h & 0x1fff) << 2;
     switch (op) {
       case 1:  // increasing
       case 3:  // non-increasing
@@ -36,7 +37,9 @@ bool parse_pushbuffer(const std::vector<uint32_t>& pb, std::vector<std::array<ui
           return false;
         }
         for (uint32_t k = 0; k < count; ++k) {
-          uint32_t a = op == 1 ? addr + 4 * k : op == 5 ? addr + 4 * std::min<uint32_t>(k, 1) : addr;
+          uint32_t a = op == 1   ? addr + 4 * k
+                       : op == 5 ? addr + 4 * std::min<uint32_t>(k, 1)
+                                 : addr;
           out.push_back({subch, a, pb[i + k]});
         }
         i += count;
@@ -52,24 +55,31 @@ bool parse_pushbuffer(const std::vector<uint32_t>& pb, std::vector<std::array<ui
   return true;
 }
 
-uint64_t timestamp_ns() { return static_cast<uint64_t>(Clock::now().time_since_epoch().count()); }
+uint64_t timestamp_ns() {
+  return static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+}
 
 }  // namespace
 
 const char* fault_kind_name(FaultKind kind) {
   switch (kind) {
-    case FaultKind::kMmu: return "MMU fault";
-    case FaultKind::kPbdma: return "PBDMA error";
-    case FaultKind::kGraphics: return "graphics exception";
-    case FaultKind::kBadMethod: return "illegal method";
-    case FaultKind::kViolation: return "violation";
+    case FaultKind::kMmu:
+      return "MMU fault";
+    case FaultKind::kPbdma:
+      return "PBDMA error";
+    case FaultKind::kGraphics:
+      return "graphics exception";
+    case FaultKind::kBadMethod:
+      return "illegal method";
+    case FaultKind::kViolation:
+      return "violation";
   }
   return "fault";
 }
 
 void SimStats::reset() {
-  for (auto* c : {&fetched, &entries, &launches, &host_releases, &qmd_releases, &copy_releases, &dma_copies,
-                  &dma_bytes, &doorbells, &acquires_waited}) {
+  for (auto* c : {&fetched, &entries, &launches, &host_releases, &qmd_releases, &copy_releases,
+                  &dma_copies, &dma_bytes, &doorbells, &acquires_waited}) {
     c->store(0);
   }
 }
@@ -123,7 +133,8 @@ void SimChannel::fault(const ChannelFault& f) {
 }
 
 void SimChannel::watch(uint64_t va, std::vector<uint8_t> bytes, std::string what) {
-  if (capturing_ != nullptr) capturing_->watched.push_back(Snapshot{va, std::move(bytes), std::move(what)});
+  if (capturing_ != nullptr)
+    capturing_->watched.push_back(Snapshot{va, std::move(bytes), std::move(what)});
 }
 
 void SimChannel::check_watched(uint64_t va, const std::vector<uint8_t>& bytes,
@@ -133,8 +144,9 @@ void SimChannel::check_watched(uint64_t va, const std::vector<uint8_t>& bytes,
     if (s.va == va && s.bytes.size() == bytes.size() && s.what.rfind(what.substr(0, 3), 0) == 0) {
       if (s.bytes != bytes) {
         throw ChannelFault{FaultKind::kViolation, va,
-                           what + " at " + hex(va) + " was rewritten by the CPU after it was "
-                           "submitted and before the GPU read it"};
+                           what + " at " + hex(va) +
+                               " was rewritten by the CPU after it was "
+                               "submitted and before the GPU read it"};
       }
       return;
     }
@@ -197,12 +209,13 @@ void SimChannel::start_entry() {
   methods_.clear();
   uint64_t raw_now = as().load64(config_.ring_va + uint64_t{e.index} * 8);
   if (raw_now != e.raw) {
-    throw ChannelFault{FaultKind::kViolation, config_.ring_va + e.index * 8ull,
-                       "GPFIFO entry " + std::to_string(e.index) +
-                           " was overwritten before the GPU consumed it"};
+    throw ChannelFault{
+        FaultKind::kViolation, config_.ring_va + e.index * 8ull,
+        "GPFIFO entry " + std::to_string(e.index) + " was overwritten before the GPU consumed it"};
   }
   if (e.words == 0) {
-    throw ChannelFault{FaultKind::kPbdma, 0, "GPFIFO entry " + std::to_string(e.index) + " has length 0"};
+    throw ChannelFault{FaultKind::kPbdma, 0,
+                       "GPFIFO entry " + std::to_string(e.index) + " has length 0"};
   }
   if (!e.fetch_error.empty()) {
     throw ChannelFault{FaultKind::kMmu, e.fetch_va, "pushbuffer fetch: " + e.fetch_error};
@@ -222,7 +235,8 @@ void SimChannel::start_entry() {
   as().read(e.pb_va, now.data(), now.size() * 4);
   if (now != e.pb) {
     throw ChannelFault{FaultKind::kViolation, e.pb_va,
-                       "pushbuffer at " + hex(e.pb_va) + " (GPFIFO entry " + std::to_string(e.index) +
+                       "pushbuffer at " + hex(e.pb_va) + " (GPFIFO entry " +
+                           std::to_string(e.index) +
                            ") was rewritten after it was submitted and before the GPU fetched it"};
   }
   std::vector<std::array<uint32_t, 3>> parsed;
@@ -246,15 +260,15 @@ void SimChannel::verify_in_flight(const char* when) {
     return std::memcmp(got.data(), want, n) != 0;
   };
   if (differs(e.pb_va, e.pb.data(), e.pb.size() * 4)) {
-    throw ChannelFault{FaultKind::kViolation, e.pb_va,
-                       "pushbuffer at " + hex(e.pb_va) + " changed while the GPU was executing it (" +
-                           when + ")"};
+    throw ChannelFault{
+        FaultKind::kViolation, e.pb_va,
+        "pushbuffer at " + hex(e.pb_va) + " changed while the GPU was executing it (" + when + ")"};
   }
   for (const auto& s : e.watched) {
     if (differs(s.va, s.bytes.data(), s.bytes.size())) {
       throw ChannelFault{FaultKind::kViolation, s.va,
-                         s.what + " at " + hex(s.va) + " changed while the GPU could still read it (" +
-                             when + ")"};
+                         s.what + " at " + hex(s.va) +
+                             " changed while the GPU could still read it (" + when + ")"};
     }
   }
 }
@@ -293,7 +307,7 @@ bool SimChannel::step(Clock::time_point now) {
     capture(now);
     bool progress = seen_.size() != before;
     if (!current_) {
-      if (seen_.empty()) return progress;
+      if (seen_.empty() || options_->hold.load()) return progress;
       auto latency = std::chrono::microseconds(options_->entry_latency_us.load());
       if (now - seen_.front().seen < latency) return progress;
       start_entry();
@@ -331,8 +345,9 @@ SimChannel::Result SimChannel::host_method(const Method& m) {
     case host::SET_OBJECT: {
       uint32_t cls = m.data & 0xffff;
       if (!has_class(cls)) {
-        throw ChannelFault{FaultKind::kBadMethod, 0,
-                           "SET_OBJECT of class " + hex(cls) + ", which is not allocated on this channel"};
+        throw ChannelFault{
+            FaultKind::kBadMethod, 0,
+            "SET_OBJECT of class " + hex(cls) + ", which is not allocated on this channel"};
       }
       subch_class_[m.subch] = cls;
       return Result::kDone;
@@ -355,7 +370,8 @@ SimChannel::Result SimChannel::host_method(const Method& m) {
     case host::SEM_EXECUTE:
       break;
     default:
-      throw ChannelFault{FaultKind::kBadMethod, 0, "host method " + hex(m.addr) + " is not simulated"};
+      throw ChannelFault{FaultKind::kBadMethod, 0,
+                         "host method " + hex(m.addr) + " is not simulated"};
   }
   uint32_t op = m.data & 7;
   bool wide = (m.data & host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT) != 0;
@@ -381,17 +397,26 @@ SimChannel::Result SimChannel::host_method(const Method& m) {
   uint64_t want = wide ? sem_payload_ : static_cast<uint32_t>(sem_payload_);
   bool ok;
   switch (op) {
-    case host::SEM_EXECUTE_OPERATION_ACQUIRE: ok = have == want; break;
-    case 2: ok = have >= want; break;  // ACQ_STRICT_GEQ
+    case host::SEM_EXECUTE_OPERATION_ACQUIRE:
+      ok = have == want;
+      break;
+    case 2:
+      ok = have >= want;
+      break;  // ACQ_STRICT_GEQ
     case host::SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ:
       ok = wide ? static_cast<int64_t>(have - want) >= 0
-                : static_cast<int32_t>(static_cast<uint32_t>(have) - static_cast<uint32_t>(want)) >= 0;
+                : static_cast<int32_t>(static_cast<uint32_t>(have) - static_cast<uint32_t>(want)) >=
+                      0;
       break;
-    case 4: ok = (have & want) != 0; break;  // ACQ_AND
-    case 5: ok = (have & want) == 0; break;  // ACQ_NOR
+    case 4:
+      ok = (have & want) != 0;
+      break;  // ACQ_AND
+    case 5:
+      ok = (have & want) == 0;
+      break;  // ACQ_NOR
     default:
-      throw ChannelFault{FaultKind::kBadMethod, 0, "semaphore operation " + std::to_string(op) +
-                                                       " is not simulated"};
+      throw ChannelFault{FaultKind::kBadMethod, 0,
+                         "semaphore operation " + std::to_string(op) + " is not simulated"};
   }
   if (!ok) {
     if (pc_ != blocked_pc_) stats_->acquires_waited++;
@@ -448,8 +473,9 @@ void SimChannel::copy_release(uint32_t launch) {
     bool multi_line = (launch >> 9) & 1, remap = (launch >> 10) & 1, physical = (launch >> 12) & 3;
     if (!pitch || multi_line || remap || physical) {
       throw ChannelFault{FaultKind::kBadMethod, 0,
-                         "LAUNCH_DMA " + hex(launch) + ": only 1-D pitch copies between virtual "
-                         "addresses are simulated"};
+                         "LAUNCH_DMA " + hex(launch) +
+                             ": only 1-D pitch copies between virtual "
+                             "addresses are simulated"};
     }
     try {
       as().copy(copy_out_, copy_in_, copy_length_);
@@ -463,7 +489,8 @@ void SimChannel::copy_release(uint32_t launch) {
   if (sem == 0) return;
   bool wide = (launch & copy::LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD) != 0;
   if (wide && spec().dma_class == 0xc6b5) {
-    throw ChannelFault{FaultKind::kBadMethod, 0, "AMPERE_DMA_COPY_A has no 64-bit semaphore payload"};
+    throw ChannelFault{FaultKind::kBadMethod, 0,
+                       "AMPERE_DMA_COPY_A has no 64-bit semaphore payload"};
   }
   before_release();
   try {

@@ -15,19 +15,25 @@ namespace {
 namespace cm = gpu::hw::compute;
 using gpu::read_bits;
 
-constexpr uint32_t kReservedSharedBytes = 1024;  // per CTA, on sm_80 and newer
-constexpr uint32_t kLocalWindowBytes = 1u << 24; // a thread's stack grows down from here
-constexpr uint64_t kPrefetchBytes = 128;         // instructions fetched past a kernel's end
+constexpr uint32_t kReservedSharedBytes = 1024;   // per CTA, on sm_80 and newer
+constexpr uint32_t kLocalWindowBytes = 1u << 24;  // a thread's stack grows down from here
+constexpr uint64_t kPrefetchBytes = 128;          // instructions fetched past a kernel's end
 constexpr int kMaxChain = 1 << 20;
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 // Largest shared-memory carve-out per SM, KiB (CUDA compute-capability tables).
 uint32_t max_shared_kib(uint32_t sm) {
   switch (sm) {
-    case 0x800: case 0x807: return 164;
-    case 0x900: return 228;
-    default: return 100;
+    case 0x800:
+    case 0x807:
+      return 164;
+    case 0x900:
+      return 228;
+    default:
+      return 100;
   }
 }
 
@@ -43,7 +49,8 @@ ComputeUnit::ComputeUnit(SimChannel& channel)
     : ch_(channel), layout_(gpu::hw::qmd_layout_for_class(channel.spec().compute_class)) {}
 
 void ComputeUnit::bad_launch(uint64_t qmd_va, const std::string& why) const {
-  throw ChannelFault{FaultKind::kGraphics, qmd_va, "launch of the QMD at " + hex(qmd_va) + ": " + why};
+  throw ChannelFault{FaultKind::kGraphics, qmd_va,
+                     "launch of the QMD at " + hex(qmd_va) + ": " + why};
 }
 
 void ComputeUnit::method(uint32_t addr, uint32_t data) {
@@ -86,16 +93,16 @@ void ComputeUnit::method(uint32_t addr, uint32_t data) {
       return;
     case cm::SEND_SIGNALING_PCAS2_B:
       if ((data & 0xf) != cm::PCAS_ACTION_INVALIDATE_PREFETCH_COPY_SCHEDULE) {
-        throw ChannelFault{FaultKind::kBadMethod, 0,
-                           "SEND_SIGNALING_PCAS2_B with an action the simulator does not model: " +
-                               hex(data)};
+        throw ChannelFault{
+            FaultKind::kBadMethod, 0,
+            "SEND_SIGNALING_PCAS2_B with an action the simulator does not model: " + hex(data)};
       }
       launch(uint64_t{pcas_a_} << 8);
       return;
     default:
-      throw ChannelFault{FaultKind::kBadMethod, 0,
-                         "compute class " + hex(ch_.spec().compute_class) + " has no method " +
-                             hex(addr)};
+      throw ChannelFault{
+          FaultKind::kBadMethod, 0,
+          "compute class " + hex(ch_.spec().compute_class) + " has no method " + hex(addr)};
   }
 }
 
@@ -149,8 +156,8 @@ void ComputeUnit::launch(uint64_t qmd_va) {
 
 void ComputeUnit::check_local_memory(uint32_t bytes_per_thread) const {
   const GpuSpec& s = ch_.spec();
-  uint64_t needed = round_up(round_up(uint64_t{bytes_per_thread} * 32, 0x200) * s.max_warps_per_sm *
-                                 s.sm_per_tpc, 0x8000);
+  uint64_t needed = round_up(
+      round_up(uint64_t{bytes_per_thread} * 32, 0x200) * s.max_warps_per_sm * s.sm_per_tpc, 0x8000);
   if (local_memory_va_ == 0 || local_per_tpc_ < needed) {
     throw ChannelFault{FaultKind::kGraphics, local_memory_va_,
                        "shader local memory of " + hex(local_per_tpc_) + " bytes per TPC at " +
@@ -164,8 +171,9 @@ void ComputeUnit::check_local_memory(uint32_t bytes_per_thread) const {
     auto m = ch_.as().lookup(va);
     if (!m) {
       throw ChannelFault{FaultKind::kMmu, va,
-                         "shader local memory at " + hex(va) + " is not mapped (was it freed or "
-                         "replaced while kernels could still use it?)"};
+                         "shader local memory at " + hex(va) +
+                             " is not mapped (was it freed or "
+                             "replaced while kernels could still use it?)"};
     }
     va = m->va + m->size;
   }
@@ -178,14 +186,16 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
   auto f = [&](gpu::hw::QmdField field) { return read_bits(q, field); };
 
   if (f(l.qmd_major_version) != l.major_version) {
-    bad_launch(qmd_va, "QMD major version " + std::to_string(f(l.qmd_major_version)) + ", the class takes " +
-                           std::to_string(l.major_version));
+    bad_launch(qmd_va, "QMD major version " + std::to_string(f(l.qmd_major_version)) +
+                           ", the class takes " + std::to_string(l.major_version));
   }
   uint32_t sass = ((s.sm_version & 0xf00) >> 4) | (s.sm_version & 0xf);
   if (f(l.sass_version) != sass) {
-    bad_launch(qmd_va, "SASS version " + hex(f(l.sass_version)) + " on an SM of version " + hex(sass));
+    bad_launch(qmd_va,
+               "SASS version " + hex(f(l.sass_version)) + " on an SM of version " + hex(sass));
   }
-  uint32_t grid[3] = {static_cast<uint32_t>(f(l.grid_width)), static_cast<uint32_t>(f(l.grid_height)),
+  uint32_t grid[3] = {static_cast<uint32_t>(f(l.grid_width)),
+                      static_cast<uint32_t>(f(l.grid_height)),
                       static_cast<uint32_t>(f(l.grid_depth))};
   uint32_t block[3] = {static_cast<uint32_t>(f(l.cta_thread_dimension0)),
                        static_cast<uint32_t>(f(l.cta_thread_dimension1)),
@@ -204,8 +214,9 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
   // The program: known machine code, with room for the instruction prefetch.
   uint64_t pc = f(l.program_address_lower) | (f(l.program_address_upper) << 32);
   if (!ch_.as().lookup(pc)) {
-    throw ChannelFault{FaultKind::kMmu, pc, "instruction fetch from unmapped GPU VA " + hex(pc) +
-                                                " (program memory freed while launches were queued?)"};
+    throw ChannelFault{FaultKind::kMmu, pc,
+                       "instruction fetch from unmapped GPU VA " + hex(pc) +
+                           " (program memory freed while launches were queued?)"};
   }
   const KernelDef* k = nullptr;
   try {
@@ -278,14 +289,15 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
   // Shared memory: enough for the kernel, within a carve-out the SM can have.
   uint32_t smem = static_cast<uint32_t>(f(l.shared_memory_size));
   bool section_has_reserved = s.sm_version >= 0x900;
-  uint32_t fixed = section_has_reserved ? std::max(k->info.static_shared_bytes, kReservedSharedBytes)
-                                        : k->info.static_shared_bytes + kReservedSharedBytes;
+  uint32_t fixed = section_has_reserved
+                       ? std::max(k->info.static_shared_bytes, kReservedSharedBytes)
+                       : k->info.static_shared_bytes + kReservedSharedBytes;
   uint32_t target = static_cast<uint32_t>(f(l.target_sm_config_shared_mem_size));
   uint32_t lo = static_cast<uint32_t>(f(l.min_sm_config_shared_mem_size));
   uint32_t hi = static_cast<uint32_t>(f(l.max_sm_config_shared_mem_size));
   if (smem < fixed) {
-    bad_launch(qmd_va, k->name + " needs " + std::to_string(fixed) + " bytes of shared memory; the QMD gives " +
-                           std::to_string(smem));
+    bad_launch(qmd_va, k->name + " needs " + std::to_string(fixed) +
+                           " bytes of shared memory; the QMD gives " + std::to_string(smem));
   }
   if (target == 0 || lo > target || target > hi || (target - 1) * 4096u < smem ||
       (hi - 1) * 4 > max_shared_kib(s.sm_version)) {

@@ -74,8 +74,9 @@ bool SimEngine::poll_doorbells() {
         known = true;
       }
     }
-    if (!known) log_->violation("doorbell rung with token " + std::to_string(token) +
-                                ", which no channel was given");
+    if (!known)
+      log_->violation("doorbell rung with token " + std::to_string(token) +
+                      ", which no channel was given");
   }
   return rung;
 }
@@ -104,8 +105,9 @@ void SimEngine::run() {
       std::this_thread::yield();
       continue;
     }
-    auto nap = channels.empty() ? std::chrono::microseconds(5000)
-                                : std::chrono::microseconds(std::min<uint32_t>(20 * (idle - 63), 500));
+    auto nap = channels.empty()
+                   ? std::chrono::microseconds(5000)
+                   : std::chrono::microseconds(std::min<uint32_t>(20 * (idle - 63), 500));
     std::unique_lock<std::mutex> lock(mutex_);
     wake_.wait_for(lock, nap, [this] { return stop_; });
   }

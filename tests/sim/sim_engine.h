@@ -11,9 +11,9 @@
 // error notifier, as the kernel driver would.
 
 #include <atomic>
-#include <cstddef>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -31,11 +31,11 @@ namespace nvhcq::sim {
 using Clock = std::chrono::steady_clock;
 
 enum class FaultKind {
-  kMmu,         // an access to an unmapped address (Xid 31 / nvgpu MMU_ERR_FLT)
-  kPbdma,       // a bad GPFIFO entry or pushbuffer (Xid 32 / nvgpu PBDMA_ERROR)
-  kGraphics,    // a bad launch: QMD, constant bank, program (Xid 13 / GR_EXCEPTION)
-  kBadMethod,   // a method the bound class does not have (Xid 69 / GR_EXCEPTION)
-  kViolation,   // the CPU broke the rules (a rewrite in flight): reported as a PBDMA error
+  kMmu,        // an access to an unmapped address (Xid 31 / nvgpu MMU_ERR_FLT)
+  kPbdma,      // a bad GPFIFO entry or pushbuffer (Xid 32 / nvgpu PBDMA_ERROR)
+  kGraphics,   // a bad launch: QMD, constant bank, program (Xid 13 / GR_EXCEPTION)
+  kBadMethod,  // a method the bound class does not have (Xid 69 / GR_EXCEPTION)
+  kViolation,  // the CPU broke the rules (a rewrite in flight): reported as a PBDMA error
 };
 const char* fault_kind_name(FaultKind kind);
 
@@ -92,6 +92,9 @@ struct SimOptions {
   // The GPU starts an entry this long after it first saw it (0: at once). Makes
   // races between the CPU and the GPU that real hardware has show up every time.
   std::atomic<int64_t> entry_latency_us{0};
+  // While set, the GPU fetches entries (snapshots them) but starts none: a test
+  // can then change memory "in flight" without racing the GPU thread.
+  std::atomic<bool> hold{false};
 };
 
 class ComputeUnit;
@@ -172,11 +175,11 @@ class SimChannel : public std::enable_shared_from_this<SimChannel> {
   mutable std::mutex classes_mutex_;
   std::vector<uint32_t> classes_;
 
-  std::deque<Entry> seen_;   // submitted, not yet started (first-sight snapshots)
+  std::deque<Entry> seen_;  // submitted, not yet started (first-sight snapshots)
   std::unique_ptr<Entry> current_;
   std::vector<Method> methods_;
   size_t pc_ = 0;
-  bool released_ = false;  // the last method executed was a semaphore release
+  bool released_ = false;         // the last method executed was a semaphore release
   size_t blocked_pc_ = SIZE_MAX;  // the acquire the channel is waiting on
   Entry* capturing_ = nullptr;    // the entry watch() adds first-sight snapshots to
   uint32_t captured_put_ = 0, get_ = 0;

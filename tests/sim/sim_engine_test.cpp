@@ -24,8 +24,8 @@ class Engine : public SimDeviceTest {
   // A host semaphore operation on `va` with `payload` and SEM_EXECUTE `execute`.
   static void semaphore(PushBuffer& pb, uint64_t va, uint64_t payload, uint32_t execute) {
     pb.method(hw::kSubchHost, hw::host::SEM_ADDR_LO,
-              {PushBuffer::lo(va), PushBuffer::hi(va), PushBuffer::lo(payload), PushBuffer::hi(payload),
-               execute});
+              {PushBuffer::lo(va), PushBuffer::hi(va), PushBuffer::lo(payload),
+               PushBuffer::hi(payload), execute});
   }
   void run(PushBuffer& pb, drv::Engine e = drv::Engine::kCompute) {
     dev->submit(e, pb);
@@ -48,15 +48,18 @@ TEST_P(Engine, CircularAcquireCompareWrapsAround) {
   PushBuffer pb;
   // 2 is "after" 0xfffffffe in 32-bit circular order: the acquire passes.
   semaphore(pb, s.va(), 0xfffffffeull, hw::host::SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ);
-  semaphore(pb, done.va(), 1, hw::host::SEM_EXECUTE_OPERATION_RELEASE | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
+  semaphore(pb, done.va(), 1,
+            hw::host::SEM_EXECUTE_OPERATION_RELEASE | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
   run(pb);
   EXPECT_EQ(done.value(), 1u);
   // And 64-bit: (1 << 40) + 1 is after (1 << 40) - 5.
   s.set((1ull << 40) + 1);
   PushBuffer pb64;
-  semaphore(pb64, s.va(), (1ull << 40) - 5,
-            hw::host::SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
-  semaphore(pb64, done.va(), 2, hw::host::SEM_EXECUTE_OPERATION_RELEASE | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
+  semaphore(
+      pb64, s.va(), (1ull << 40) - 5,
+      hw::host::SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
+  semaphore(pb64, done.va(), 2,
+            hw::host::SEM_EXECUTE_OPERATION_RELEASE | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
   run(pb64);
   EXPECT_EQ(done.value(), 2u);
 }
@@ -65,8 +68,10 @@ TEST_P(Engine, EqualAcquireWaitsForTheExactValue) {
   open();
   Signal s = dev->new_signal(6), done = dev->new_signal(0);
   PushBuffer pb;
-  semaphore(pb, s.va(), 5, hw::host::SEM_EXECUTE_OPERATION_ACQUIRE | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
-  semaphore(pb, done.va(), 1, hw::host::SEM_EXECUTE_OPERATION_RELEASE | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
+  semaphore(pb, s.va(), 5,
+            hw::host::SEM_EXECUTE_OPERATION_ACQUIRE | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
+  semaphore(pb, done.va(), 1,
+            hw::host::SEM_EXECUTE_OPERATION_RELEASE | hw::host::SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
   dev->submit(drv::Engine::kCompute, pb);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(done.value(), 0u) << "6 is not 5";
@@ -93,8 +98,10 @@ TEST_P(Engine, CopyEngineOneWordSemaphore) {
   open();
   Signal s = dev->new_signal(0x5555555500000000ull);
   PushBuffer pb;
-  pb.method(hw::kSubchCopy, hw::copy::SET_SEMAPHORE_A, {PushBuffer::hi(s.va()), PushBuffer::lo(s.va()), 77, 0});
-  pb.method(hw::kSubchCopy, hw::copy::LAUNCH_DMA, {hw::copy::LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_ONE_WORD});
+  pb.method(hw::kSubchCopy, hw::copy::SET_SEMAPHORE_A,
+            {PushBuffer::hi(s.va()), PushBuffer::lo(s.va()), 77, 0});
+  pb.method(hw::kSubchCopy, hw::copy::LAUNCH_DMA,
+            {hw::copy::LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_ONE_WORD});
   run(pb, drv::Engine::kCopy);
   EXPECT_EQ(s.value(), 0x555555550000004dull);
 }
@@ -129,7 +136,8 @@ TEST(SimDoorbell, AnUnknownTokenIsAViolation) {
   *h.doorbell = h.token;
   *h.doorbell = 0xbad;
   auto start = std::chrono::steady_clock::now();
-  while (machine().log().violations().empty() && std::chrono::steady_clock::now() - start < std::chrono::seconds(2)) {
+  while (machine().log().violations().empty() &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(2)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ASSERT_EQ(machine().log().violations().size(), 1u);

@@ -57,7 +57,9 @@ class Faults : public SimDeviceTest {
     return p;
   }
   // Launches affine_fill through a hand-built QMD that `edit` may spoil.
-  void hand_launch(const std::function<void(gpu::Qmd&, std::vector<uint8_t>&)>& edit) {
+  // With `hold`, the simulated GPU fetches the launch but does not run it yet.
+  void hand_launch(const std::function<void(gpu::Qmd&, std::vector<uint8_t>&)>& edit,
+                   bool hold = false) {
     program = std::make_unique<gpu::Program>(load("affine_fill"));
     out = dev->alloc(4096);
     LaunchDims d;
@@ -65,6 +67,7 @@ class Faults : public SimDeviceTest {
     launch = build_launch(*dev, *program, affine_params(out.va(), 32), d, edit);
     gpu::PushBuffer pb = launch_pushbuffer(launch.qmd_va);
     fetched_before_launch = sim().stats().fetched.load();
+    sim().options().hold = hold;
     dev->submit(drv::Engine::kCompute, pb);
   }
   uint64_t fetched_before_launch = 0;
@@ -99,7 +102,9 @@ TEST_P(Faults, QmdAtAnUnmappedAddressIsAnMmuFault) {
 
 TEST_P(Faults, ProgramAddressOffKnownCodeIsAGraphicsException) {
   open();
-  hand_launch([&](gpu::Qmd& q, std::vector<uint8_t>&) { q.set_program_address(program->code_va() + 0x40); });
+  hand_launch([&](gpu::Qmd& q, std::vector<uint8_t>&) {
+    q.set_program_address(program->code_va() + 0x40);
+  });
   expect_fault(13);
   EXPECT_GE(sim().log().count("no known kernel's code"), 1u);
 }
@@ -156,7 +161,8 @@ TEST_P(Faults, KernelIndexingPastItsSharedMemoryFaults) {
 TEST_P(Faults, GlobalAccessInsideTheSharedWindowIsAnSmException) {
   open();
   gpu::Program store = load("store_to");
-  ComputeQueue().exec(store, KernelArgs().ptr(dev->windows().shared + 0x200000).add(1u), LaunchDims{})
+  ComputeQueue()
+      .exec(store, KernelArgs().ptr(dev->windows().shared + 0x200000).add(1u), LaunchDims{})
       .submit(*dev);
   expect_fault(13);
   EXPECT_GE(sim().log().count("inside the shader shared-memory window"), 1u);
@@ -180,41 +186,46 @@ TEST_P(Faults, MethodTheClassDoesNotHaveIsRefused) {
 TEST_P(Faults, BindingAClassTheChannelDoesNotHaveIsRefused) {
   open();
   gpu::PushBuffer pb;
-  pb.method(2, hw::host::SET_OBJECT, {dev->info().dma_class});  // the copy class, on the compute channel
+  pb.method(2, hw::host::SET_OBJECT,
+            {dev->info().dma_class});  // the copy class, on the compute channel
   dev->submit(drv::Engine::kCompute, pb);
   expect_fault(tegra() ? 13 : 69);
 }
 
 TEST_P(Faults, PushbufferRewrittenBeforeTheGpuReadItIsCaught) {
   open();
-  sim().options().entry_latency_us = 5000;
   gpu::Signal s = dev->new_signal(0), t = dev->new_signal(0);
   Buffer pbmem = dev->alloc(4096, true);
   gpu::PushBuffer pb;
   dev->encode_release(drv::Engine::kCompute, pb, s.va(), 5);
   std::memcpy(pbmem.cpu(), pb.words().data(), pb.size_bytes());
   uint64_t fetched = sim().stats().fetched.load();
-  dev->channel(drv::Engine::kCompute).gpfifo->submit(pbmem.va(), static_cast<uint32_t>(pb.words().size()));
+  sim().options().hold = true;
+  dev->channel(drv::Engine::kCompute)
+      .gpfifo->submit(pbmem.va(), static_cast<uint32_t>(pb.words().size()));
   wait_fetched(fetched);
   pbmem.cpu_as<uint32_t>()[3] = 6;  // the payload, changed after the GPU fetched it
+  sim().options().hold = false;
   ComputeQueue().signal(t, 1).submit(*dev);
   EXPECT_THROW(dev->wait(t, 1), GpuFaultError);
   EXPECT_EQ(s.value(), 0u) << "the GPU ran a rewritten pushbuffer";
   ASSERT_EQ(sim().log().violations().size(), 1u);
-  EXPECT_NE(sim().log().violations()[0].find("rewritten after it was submitted"), std::string::npos);
+  EXPECT_NE(sim().log().violations()[0].find("rewritten after it was submitted"),
+            std::string::npos);
   sim().log().clear();
 }
 
 TEST_P(Faults, QmdRewrittenBeforeTheGpuReadItIsCaught) {
   open();
-  sim().options().entry_latency_us = 5000;
-  hand_launch({});
+  hand_launch({}, /*hold=*/true);
   wait_fetched(fetched_before_launch);
   // What the seed's QMD-reuse race did: patch a QMD the GPU has fetched but not run.
   launch.memory.cpu_as<uint8_t>()[launch.qmd_offset + 48] ^= 1;
+  sim().options().hold = false;
   expect_fault(32);
   ASSERT_EQ(sim().log().violations().size(), 1u);
-  EXPECT_NE(sim().log().violations()[0].find("QMD"), std::string::npos) << sim().log().violations()[0];
+  EXPECT_NE(sim().log().violations()[0].find("QMD"), std::string::npos)
+      << sim().log().violations()[0];
   sim().log().clear();
 }
 

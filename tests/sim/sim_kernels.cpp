@@ -18,7 +18,8 @@ void affine_fill(const KernelCall& k) {
   float a = k.param<float>(1), b = k.param<float>(2);
   uint64_t n = std::min<uint64_t>(k.param<uint32_t>(3), k.threads_x());
   std::vector<float> v(n);
-  for (uint64_t i = 0; i < n; ++i) v[i] = std::fma(a, static_cast<float>(static_cast<uint32_t>(i)), b);
+  for (uint64_t i = 0; i < n; ++i)
+    v[i] = std::fma(a, static_cast<float>(static_cast<uint32_t>(i)), b);
   k.memory->write_array(out, v);
 }
 
@@ -87,10 +88,14 @@ void store_to(const KernelCall& k) {
 
 const std::map<std::string, KernelBody>& bodies() {
   static const std::map<std::string, KernelBody> b = {
-      {"affine_fill", affine_fill},         {"add_f32", add_f32},
-      {"increment", increment},             {"empty_kernel", empty_kernel},
-      {"report_geometry", report_geometry}, {"block_sum", block_sum},
-      {"local_memory_walk", local_memory_walk}, {"store_to", store_to},
+      {"affine_fill", affine_fill},
+      {"add_f32", add_f32},
+      {"increment", increment},
+      {"empty_kernel", empty_kernel},
+      {"report_geometry", report_geometry},
+      {"block_sum", block_sum},
+      {"local_memory_walk", local_memory_walk},
+      {"store_to", store_to},
   };
   return b;
 }
@@ -124,7 +129,8 @@ void GlobalMemory::write(uint64_t va, const void* src, uint64_t n) const {
 
 KernelCatalog::KernelCatalog(uint32_t sm_version) {
   compile::CompileOptions options;
-  options.arch = "sm_" + std::to_string((sm_version >> 8) & 0xff) + std::to_string(sm_version & 0xff);
+  options.arch =
+      "sm_" + std::to_string((sm_version >> 8) & 0xff) + std::to_string(sm_version & 0xff);
   auto module = compile::compile_embedded("selftest.cu", options);
   gpu::Cubin cubin(module.cubin);
   for (const auto& [name, info] : cubin.kernels()) {
@@ -133,8 +139,9 @@ KernelCatalog::KernelCatalog(uint32_t sm_version) {
     KernelDef d;
     d.name = name;
     d.info = info;
-    d.code.assign(cubin.image().begin() + static_cast<std::ptrdiff_t>(info.text_offset),
-                  cubin.image().begin() + static_cast<std::ptrdiff_t>(info.text_offset + info.text_size));
+    d.code.assign(
+        cubin.image().begin() + static_cast<std::ptrdiff_t>(info.text_offset),
+        cubin.image().begin() + static_cast<std::ptrdiff_t>(info.text_offset + info.text_size));
     d.body = body->second;
     kernels_.push_back(std::move(d));
   }

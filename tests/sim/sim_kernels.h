@@ -54,7 +54,7 @@ class GlobalMemory {
 struct KernelCall {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
-  std::vector<uint8_t> params;       // the parameter block from constant bank 0
+  std::vector<uint8_t> params;  // the parameter block from constant bank 0
   std::vector<uint32_t> param_offsets;
   uint32_t dynamic_shared_bytes = 0;  // shared memory left after static and reserved bytes
   const GlobalMemory* memory = nullptr;

@@ -72,7 +72,8 @@ TEST_P(Lessons, KernelArgumentsAreReclaimedByTimelineValue) {
     ComputeQueue().exec(inc, KernelArgs().add(counter), LaunchDims{}).submit(*dev);
   }
   ComputeQueue captured;  // a recording replayed like a graph
-  captured.exec(inc, KernelArgs().add(counter), LaunchDims{}).exec(inc, KernelArgs().add(counter), LaunchDims{});
+  captured.exec(inc, KernelArgs().add(counter), LaunchDims{})
+      .exec(inc, KernelArgs().add(counter), LaunchDims{});
   for (int i = 0; i < 1000; ++i) captured.submit(*dev);
   dev->synchronize();
   EXPECT_EQ(read_u32(counter, 1)[0], 3500u);
@@ -98,7 +99,9 @@ TEST_P(Lessons, MapHostReallyMapsTheCallersPages) {
     dev->synchronize();
     EXPECT_EQ(read_u32(gpu, 5)[4], 4u * 2654435761u);
     gpu::Program store = load("store_to");
-    ComputeQueue().exec(store, KernelArgs().ptr(mapped.va() + 40).add(0xfeedu), LaunchDims{}).submit(*dev);
+    ComputeQueue()
+        .exec(store, KernelArgs().ptr(mapped.va() + 40).add(0xfeedu), LaunchDims{})
+        .submit(*dev);
     dev->synchronize();
     EXPECT_EQ(mine[10], 0xfeedu) << "the kernel's store did not land in the caller's memory";
   }
@@ -125,7 +128,9 @@ TEST_P(TegraLessons, ShaderWindowsAreReservedBeforeAnyAllocation) {
   EXPECT_FALSE(overlaps) << "buffer at 0x" << std::hex << b.va() << " overlaps the shader windows";
   gpu::Program store = load("store_to");
   for (uint64_t off : {uint64_t{0}, uint64_t{big / 2}, uint64_t{big - 4}}) {
-    ComputeQueue().exec(store, KernelArgs().ptr(b.va() + off).add(0x5eedu), LaunchDims{}).submit(*dev);
+    ComputeQueue()
+        .exec(store, KernelArgs().ptr(b.va() + off).add(0x5eedu), LaunchDims{})
+        .submit(*dev);
   }
   dev->synchronize();
   EXPECT_EQ(b.cpu_as<uint32_t>()[0], 0x5eedu);
@@ -159,7 +164,8 @@ TEST_P(TegraLessons, UnifiedMemoryCopiesAreCpuCopiesAfterSynchronize) {
   dev->upload(x, 0, tens.data(), n * 4);
   dev->download(back.data(), z, 0, n * 4);
   EXPECT_EQ(back[7], 3.0f) << "copy-in overwrote a buffer a queued kernel was to read";
-  EXPECT_EQ(sim().stats().dma_copies.load(), 0u) << "unified memory was copied through the copy engine";
+  EXPECT_EQ(sim().stats().dma_copies.load(), 0u)
+      << "unified memory was copied through the copy engine";
 }
 
 // Shader local memory is replaced only when no kernel can still be using it.
@@ -195,7 +201,8 @@ TEST_P(TegraLessons, NvmapAllocationsCarryATag) {
   ASSERT_GT(allocs.size(), 5u);
   bool saw_from_va = false;
   for (const auto& a : allocs) {
-    EXPECT_NE(drv::tegra::nvmap_tag_bits(a.flags), 0u) << "an untagged nvmap allocation of " << a.size;
+    EXPECT_NE(drv::tegra::nvmap_tag_bits(a.flags), 0u)
+        << "an untagged nvmap allocation of " << a.size;
     saw_from_va |= a.from_va;
   }
   EXPECT_TRUE(saw_from_va);
@@ -226,7 +233,9 @@ TEST_P(TegraLessons, PushbuffersAreCacheable) {
   open();
   gpu::Program fill = load("affine_fill");
   Buffer out = dev->alloc(64 * 4);
-  ComputeQueue().exec(fill, KernelArgs().add(out).add(1.0f).add(0.0f).add(64u), LaunchDims{{1, 1, 1}, {64, 1, 1}, 0})
+  ComputeQueue()
+      .exec(fill, KernelArgs().add(out).add(1.0f).add(0.0f).add(64u),
+            LaunchDims{{1, 1, 1}, {64, 1, 1}, 0})
       .submit(*dev);
   dev->synchronize();
   for (const auto& a : sim().tegra().allocs()) {
@@ -248,7 +257,8 @@ TEST_P(Lessons, GpfifoEntriesAreNotOverwrittenBeforeTheyAreConsumed) {
   uint32_t zero = 0;
   dev->upload(counter, 0, &zero, 4);
   sim().options().entry_latency_us = 200;
-  for (int i = 0; i < 100; ++i) ComputeQueue().exec(inc, KernelArgs().add(counter), LaunchDims{}).submit(*dev);
+  for (int i = 0; i < 100; ++i)
+    ComputeQueue().exec(inc, KernelArgs().add(counter), LaunchDims{}).submit(*dev);
   dev->synchronize();
   EXPECT_EQ(read_u32(counter, 1)[0], 100u) << "submissions were lost";
   EXPECT_GT(dev->channel(drv::Engine::kCompute).gpfifo->stalls(), 0u) << "the ring never filled up";

@@ -139,7 +139,9 @@ void* SimMachine::mmap(void* addr, size_t length, int prot, int flags, int fd, o
   return p;
 }
 
-int SimMachine::munmap(void* addr, size_t length) { return drv::real_sys().munmap(addr, length); }
+int SimMachine::munmap(void* addr, size_t length) {
+  return drv::real_sys().munmap(addr, length);
+}
 
 bool SimMachine::read_file(const std::string& path, std::string* out) {
   for (FrontEnd* fe : {static_cast<FrontEnd*>(rm_.get()), static_cast<FrontEnd*>(tegra_.get())}) {

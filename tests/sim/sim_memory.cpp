@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <iterator>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 #include "base/error.h"
@@ -26,8 +26,8 @@ std::shared_ptr<MemoryObject> MemoryObject::create(uint64_t size, std::string la
   m->label_ = std::move(label);
   m->memfd_ = ::memfd_create("nvhcq-sim", MFD_CLOEXEC);
   check_errno(m->memfd_ >= 0, "memfd_create for simulated GPU memory", "memfd_create");
-  check_errno(::ftruncate(m->memfd_, static_cast<off_t>(size)) == 0,
-              "size simulated GPU memory", "ftruncate");
+  check_errno(::ftruncate(m->memfd_, static_cast<off_t>(size)) == 0, "size simulated GPU memory",
+              "ftruncate");
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, m->memfd_, 0);
   check_errno(p != MAP_FAILED, "map simulated GPU memory", "mmap");
   m->host_ = static_cast<uint8_t*>(p);
@@ -55,8 +55,9 @@ void* MemoryObject::map_for_cpu(void* addr, uint64_t length, int prot, int flags
     errno = EINVAL;
     return MAP_FAILED;
   }
-  return ::mmap(addr, length, prot, (flags & (MAP_FIXED | MAP_SHARED | MAP_PRIVATE)) | MAP_NORESERVE,
-                memfd_, static_cast<off_t>(offset));
+  return ::mmap(addr, length, prot,
+                (flags & (MAP_FIXED | MAP_SHARED | MAP_PRIVATE)) | MAP_NORESERVE, memfd_,
+                static_cast<off_t>(offset));
 }
 
 bool AddressSpace::map(const Mapping& m) {
@@ -189,8 +190,9 @@ uint8_t* AddressSpace::span(uint64_t va, uint64_t n, bool write,
   if (m == nullptr) throw SimFault{va, write, "no mapping at " + hex(va)};
   if (n > m->va + m->size - va) {
     uint64_t end = m->va + m->size;
-    throw SimFault{end, write, "access of " + std::to_string(n) + " bytes at " + hex(va) +
-                                   " runs past the mapping ending at " + hex(end)};
+    throw SimFault{end, write,
+                   "access of " + std::to_string(n) + " bytes at " + hex(va) +
+                       " runs past the mapping ending at " + hex(end)};
   }
   if (keep != nullptr) *keep = m->object;
   return m->object->host() + m->offset + (va - m->va);

@@ -105,8 +105,8 @@ class AddressSpace {
   const Mapping* find_locked(uint64_t va) const;
   uint64_t start_, end_;
   mutable std::shared_mutex mutex_;
-  std::map<uint64_t, Mapping> maps_;        // by va
-  std::map<uint64_t, uint64_t> reserved_;   // va -> size
+  std::map<uint64_t, Mapping> maps_;       // by va
+  std::map<uint64_t, uint64_t> reserved_;  // va -> size
 };
 
 std::string hex(uint64_t v);

@@ -15,7 +15,9 @@ namespace {
 
 constexpr uint64_t kPage = 4096;
 
-bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+bool power_of_two(uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
 
 }  // namespace
 
@@ -38,7 +40,8 @@ bool NvmapFile::tag_ok(uint32_t flags, const char* what) {
   if (nvmap_tag_bits(flags) != 0) return true;
   // The kernel warns ("allocation tag not set") for every such allocation; the
   // simulator refuses it, so a missing tag cannot go unnoticed.
-  fe_.machine().log().line(std::string("nvmap: ") + what + " without an allocation tag in flags[31:16]");
+  fe_.machine().log().line(std::string("nvmap: ") + what +
+                           " without an allocation tag in flags[31:16]");
   return false;
 }
 
@@ -170,7 +173,8 @@ void AsFile::unmap(uint64_t va) {
 
 int AsFile::alloc_space(NvgpuAsAllocSpaceArgs* a) {
   if (a->page_size != kPage || a->pages == 0) return -EINVAL;  // big pages are off
-  if ((a->flags & ~(NVGPU_AS_ALLOC_SPACE_FLAGS_FIXED_OFFSET | NVGPU_AS_ALLOC_SPACE_FLAGS_SPARSE)) != 0) {
+  if ((a->flags & ~(NVGPU_AS_ALLOC_SPACE_FLAGS_FIXED_OFFSET | NVGPU_AS_ALLOC_SPACE_FLAGS_SPARSE)) !=
+      0) {
     return -EINVAL;
   }
   uint64_t size = a->pages * a->page_size;
@@ -222,13 +226,15 @@ int AsFile::map_buffer_ex(NvgpuAsMapBufferExArgs* a) {
 }
 
 int AsFile::ioctl(unsigned long request, void* arg) {
-  if (int rc = check_nvgpu_request(request, kAsMagic, 14, sizeof(NvgpuAsMapBufferExArgs)); rc != 0) {
+  if (int rc = check_nvgpu_request(request, kAsMagic, 14, sizeof(NvgpuAsMapBufferExArgs));
+      rc != 0) {
     return rc;
   }
   switch (request) {
     case NVGPU_AS_IOCTL_BIND_CHANNEL: {
       auto* a = static_cast<NvgpuAsBindChannelArgs*>(arg);
-      auto ch = std::dynamic_pointer_cast<ChannelFile>(fe_.machine().file(static_cast<int>(a->channel_fd)));
+      auto ch = std::dynamic_pointer_cast<ChannelFile>(
+          fe_.machine().file(static_cast<int>(a->channel_fd)));
       if (!ch || ch->as) return -EINVAL;
       ch->as = std::static_pointer_cast<AsFile>(shared_from_this());
       return 0;

@@ -86,12 +86,14 @@ RmFrontEnd::RmFrontEnd(SimMachine& machine) : machine_(machine) {
   std::memcpy(uuid_.bytes, id, 16);
 }
 
-std::vector<std::string> RmFrontEnd::nodes() const { return {kCtlPath, kGpuPath, kUvmPath}; }
+std::vector<std::string> RmFrontEnd::nodes() const {
+  return {kCtlPath, kGpuPath, kUvmPath};
+}
 
 std::map<std::string, std::string> RmFrontEnd::files() const {
   return {{"/proc/driver/nvidia/version",
-           std::string("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  ") + kDriverVersion +
-               "  Release Build  (simulated)\n"}};
+           std::string("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  ") +
+               kDriverVersion + "  Release Build  (simulated)\n"}};
 }
 
 std::shared_ptr<SimFile> RmFrontEnd::open(const std::string& path, int* err) {
@@ -148,7 +150,8 @@ int RmFrontEnd::escape(SimFile* self, unsigned long request, void* arg, bool ctl
     }
     case NV_ESC_REGISTER_FD: {
       if (ctl || !sized(sizeof(NvRegisterFd))) return -EINVAL;
-      auto f = std::dynamic_pointer_cast<RmNodeFile>(machine_.file(static_cast<NvRegisterFd*>(arg)->ctl_fd));
+      auto f = std::dynamic_pointer_cast<RmNodeFile>(
+          machine_.file(static_cast<NvRegisterFd*>(arg)->ctl_fd));
       if (!f || !f->ctl()) return -EINVAL;
       static_cast<RmNodeFile*>(self)->registered = true;
       return 0;
@@ -196,8 +199,8 @@ uint32_t RmFrontEnd::alloc(Nvos21* p) {
   NvHandle h = p->hObjectNew;
   if (h != 0 && find(h) != nullptr) return NV_ERR_INVALID_OBJECT_NEW;
   if (p->paramsSize != 0 && p->pAllocParms == 0) return NV_ERR_INVALID_ARGUMENT;
-  uint32_t status = make_object(p->hClass, p->hObjectParent, reinterpret_cast<void*>(p->pAllocParms),
-                                p->paramsSize, &h);
+  uint32_t status = make_object(p->hClass, p->hObjectParent,
+                                reinterpret_cast<void*>(p->pAllocParms), p->paramsSize, &h);
   if (status == NV_OK) p->hObjectNew = h;
   return status;
 }
@@ -253,7 +256,8 @@ uint32_t RmFrontEnd::make_object(uint32_t cls, NvHandle parent, void* params, ui
         return NV_ERR_INVALID_ARGUMENT;
       }
       if (m->size > kVideoMemory) return NV_ERR_NO_MEMORY;
-      o.memory = MemoryObject::create(m->size, cls == NV01_MEMORY_SYSTEM ? "RM sysmem" : "RM vidmem");
+      o.memory =
+          MemoryObject::create(m->size, cls == NV01_MEMORY_SYSTEM ? "RM sysmem" : "RM vidmem");
       m->limit = m->size - 1;
       break;
     }
@@ -262,7 +266,8 @@ uint32_t RmFrontEnd::make_object(uint32_t cls, NvHandle parent, void* params, ui
                             NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED) != 0;
       break;
     case KEPLER_CHANNEL_GROUP_A:
-      if (static_cast<NvChannelGroupAllocationParams*>(params)->engineType != NV2080_ENGINE_TYPE_GRAPHICS) {
+      if (static_cast<NvChannelGroupAllocationParams*>(params)->engineType !=
+          NV2080_ENGINE_TYPE_GRAPHICS) {
         return NV_ERR_INVALID_ARGUMENT;
       }
       o.group = std::make_shared<ChannelGroup>();
@@ -275,7 +280,8 @@ uint32_t RmFrontEnd::make_object(uint32_t cls, NvHandle parent, void* params, ui
       break;
     }
     case HOPPER_CHANNEL_GPFIFO_A:
-      if (uint32_t s = make_channel(o, *static_cast<NvChannelAllocParams*>(params)); s != NV_OK) return s;
+      if (uint32_t s = make_channel(o, *static_cast<NvChannelAllocParams*>(params)); s != NV_OK)
+        return s;
       break;
     case HOPPER_USERMODE_A:
       o.memory = MemoryObject::create(0x10000, "RM usermode doorbell page");
@@ -315,7 +321,8 @@ uint32_t RmFrontEnd::make_channel(RmObject& o, const NvChannelAllocParams& p) {
   if (share == nullptr || share->cls != FERMI_CONTEXT_SHARE_A || share->parent != o.parent) {
     return NV_ERR_INVALID_OBJECT_HANDLE;
   }
-  if (p.gpFifoEntries < 2 || (p.gpFifoEntries & (p.gpFifoEntries - 1)) != 0) return NV_ERR_INVALID_ARGUMENT;
+  if (p.gpFifoEntries < 2 || (p.gpFifoEntries & (p.gpFifoEntries - 1)) != 0)
+    return NV_ERR_INVALID_ARGUMENT;
   auto ring = o.space->lookup(p.gpFifoOffset);
   if (!ring || ring->object != buffer->memory ||
       p.gpFifoOffset + p.gpFifoEntries * 8ull > ring->va + ring->size) {
@@ -325,7 +332,8 @@ uint32_t RmFrontEnd::make_channel(RmObject& o, const NvChannelAllocParams& p) {
   if (p.userdOffset[0] % 512 != 0) {
     // RM itself does not check: the runlist entry drops the low bits and the
     // GPU reads GP_PUT from the wrong place (a hang). The simulator refuses.
-    machine_.log().line("NVRM (sim): USERD offset " + hex(p.userdOffset[0]) + " is not 512-byte aligned");
+    machine_.log().line("NVRM (sim): USERD offset " + hex(p.userdOffset[0]) +
+                        " is not 512-byte aligned");
     return NV_ERR_INVALID_OFFSET;
   }
   ChannelConfig c;
@@ -347,11 +355,19 @@ uint32_t RmFrontEnd::make_channel(RmObject& o, const NvChannelAllocParams& p) {
 void RmFrontEnd::report(const ChannelFault& f, std::shared_ptr<MemoryObject> notifier) {
   uint32_t xid = 31;
   switch (f.kind) {
-    case FaultKind::kMmu: xid = 31; break;
+    case FaultKind::kMmu:
+      xid = 31;
+      break;
     case FaultKind::kPbdma:
-    case FaultKind::kViolation: xid = 32; break;
-    case FaultKind::kGraphics: xid = 13; break;
-    case FaultKind::kBadMethod: xid = 69; break;
+    case FaultKind::kViolation:
+      xid = 32;
+      break;
+    case FaultKind::kGraphics:
+      xid = 13;
+      break;
+    case FaultKind::kBadMethod:
+      xid = 69;
+      break;
   }
   {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
@@ -379,7 +395,8 @@ uint32_t RmFrontEnd::alloc_memory(Nvos02* p) {
   uint64_t size = p->limit + 1;
   if (p->pMemory == 0 || p->pMemory % 4096 != 0 || size % 4096 != 0) return NV_ERR_INVALID_ARGUMENT;
   // RM pins the pages: they must exist in this process.
-  if (::msync(reinterpret_cast<void*>(p->pMemory), size, MS_ASYNC) != 0) return NV_ERR_INVALID_ADDRESS;
+  if (::msync(reinterpret_cast<void*>(p->pMemory), size, MS_ASYNC) != 0)
+    return NV_ERR_INVALID_ADDRESS;
   RmObject o;
   o.handle = p->hObjectNew;
   o.parent = p->hObjectParent;
@@ -414,14 +431,16 @@ uint32_t RmFrontEnd::free(Nvos00* p) {
   if (root == nullptr || root->cls != NV01_ROOT_CLIENT) return NV_ERR_INVALID_CLIENT;
   RmObject* o = find(p->hObjectOld);
   if (o == nullptr) return NV_ERR_INVALID_OBJECT_HANDLE;
-  if (o->parent != p->hObjectParent && o->cls != NV01_ROOT_CLIENT) return NV_ERR_INVALID_OBJECT_PARENT;
+  if (o->parent != p->hObjectParent && o->cls != NV01_ROOT_CLIENT)
+    return NV_ERR_INVALID_OBJECT_PARENT;
   free_subtree(p->hObjectOld);
   return NV_OK;
 }
 
 uint32_t RmFrontEnd::map_memory(Nvos33WithFd* w) {
   Nvos33& p = w->params;
-  if (find(p.hClient) == nullptr || find(p.hClient)->cls != NV01_ROOT_CLIENT) return NV_ERR_INVALID_CLIENT;
+  if (find(p.hClient) == nullptr || find(p.hClient)->cls != NV01_ROOT_CLIENT)
+    return NV_ERR_INVALID_CLIENT;
   RmObject* dev = find(p.hDevice);
   RmObject* mem = find(p.hMemory);
   if (dev == nullptr || dev->cls != NV01_DEVICE_0 || mem == nullptr || !mem->memory) {
@@ -453,7 +472,8 @@ uint32_t RmFrontEnd::map_memory_dma(Nvos46* p) {
   }
   // The VA space belongs to UVM: the address must lie in an external range.
   auto r = external_ranges_.upper_bound(p->dmaOffset);
-  if (r == external_ranges_.begin() || std::prev(r)->first + std::prev(r)->second < p->dmaOffset + p->length) {
+  if (r == external_ranges_.begin() ||
+      std::prev(r)->first + std::prev(r)->second < p->dmaOffset + p->length) {
     return NV_ERR_INVALID_ADDRESS;
   }
   return NV_OK;

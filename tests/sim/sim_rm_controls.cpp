@@ -29,13 +29,20 @@ struct ControlRule {
 // The object class (family) a control's id names in its upper 16 bits.
 bool class_matches(uint32_t family, uint32_t cls) {
   switch (family) {
-    case 0x0000: return cls == NV01_ROOT_CLIENT;
-    case 0x0080: return cls == NV01_DEVICE_0;
-    case 0x2080: return cls == NV20_SUBDEVICE_0;
-    case 0xa06c: return cls == KEPLER_CHANNEL_GROUP_A;
-    case 0xc36f: return cls == HOPPER_CHANNEL_GPFIFO_A || cls == AMPERE_CHANNEL_GPFIFO_A;
-    case 0x83de: return cls == GT200_DEBUGGER;
-    default: return false;
+    case 0x0000:
+      return cls == NV01_ROOT_CLIENT;
+    case 0x0080:
+      return cls == NV01_DEVICE_0;
+    case 0x2080:
+      return cls == NV20_SUBDEVICE_0;
+    case 0xa06c:
+      return cls == KEPLER_CHANNEL_GROUP_A;
+    case 0xc36f:
+      return cls == HOPPER_CHANNEL_GPFIFO_A || cls == AMPERE_CHANNEL_GPFIFO_A;
+    case 0x83de:
+      return cls == GT200_DEBUGGER;
+    default:
+      return false;
   }
 }
 
@@ -81,7 +88,8 @@ uint32_t RmFrontEnd::control(Nvos54* p) {
       copy_string(v->driverVersionBuffer, sizeof(v->driverVersionBuffer), kDriverVersion);
       copy_string(v->versionBuffer, sizeof(v->versionBuffer), kDriverVersion);
       copy_string(v->driverBranch, sizeof(v->driverBranch), "r580_00");
-      copy_string(v->titleBuffer, sizeof(v->titleBuffer), "NVIDIA UNIX Open Kernel Module (simulated)");
+      copy_string(v->titleBuffer, sizeof(v->titleBuffer),
+                  "NVIDIA UNIX Open Kernel Module (simulated)");
       return NV_OK;
     }
     case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2: {
@@ -94,11 +102,20 @@ uint32_t RmFrontEnd::control(Nvos54* p) {
     }
     case NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2: {
       auto* v = static_cast<Nv0080ClassListV2Params*>(params);
-      const uint32_t classes[] = {NV01_ROOT_CLIENT,     NV01_DEVICE_0,          NV20_SUBDEVICE_0,
-                                  NV01_MEMORY_SYSTEM,   NV01_MEMORY_LOCAL_USER, NV01_MEMORY_VIRTUAL,
-                                  NV01_MEMORY_SYSTEM_OS_DESCRIPTOR,             GT200_DEBUGGER,
-                                  FERMI_CONTEXT_SHARE_A, FERMI_VASPACE_A,       KEPLER_CHANNEL_GROUP_A,
-                                  HOPPER_USERMODE_A,    HOPPER_CHANNEL_GPFIFO_A, HOPPER_COMPUTE_A,
+      const uint32_t classes[] = {NV01_ROOT_CLIENT,
+                                  NV01_DEVICE_0,
+                                  NV20_SUBDEVICE_0,
+                                  NV01_MEMORY_SYSTEM,
+                                  NV01_MEMORY_LOCAL_USER,
+                                  NV01_MEMORY_VIRTUAL,
+                                  NV01_MEMORY_SYSTEM_OS_DESCRIPTOR,
+                                  GT200_DEBUGGER,
+                                  FERMI_CONTEXT_SHARE_A,
+                                  FERMI_VASPACE_A,
+                                  KEPLER_CHANNEL_GROUP_A,
+                                  HOPPER_USERMODE_A,
+                                  HOPPER_CHANNEL_GPFIFO_A,
+                                  HOPPER_COMPUTE_A,
                                   HOPPER_DMA_COPY_A};
       v->numClasses = sizeof(classes) / sizeof(classes[0]);
       std::memcpy(v->classList, classes, sizeof(classes));
@@ -107,12 +124,14 @@ uint32_t RmFrontEnd::control(Nvos54* p) {
     case NV2080_CTRL_CMD_GPU_GET_NAME_STRING: {
       auto* v = static_cast<Nv2080NameStringParams*>(params);
       if (v->gpuNameStringFlags != 0) return NV_ERR_INVALID_ARGUMENT;
-      copy_string(reinterpret_cast<char*>(v->ascii), sizeof(v->ascii), "NVIDIA H100 80GB HBM3 (simulated)");
+      copy_string(reinterpret_cast<char*>(v->ascii), sizeof(v->ascii),
+                  "NVIDIA H100 80GB HBM3 (simulated)");
       return NV_OK;
     }
     case NV2080_CTRL_CMD_GPU_GET_GID_INFO: {
       auto* v = static_cast<Nv2080GidInfoParams*>(params);
-      if (v->flags != NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY) return NV_ERR_INVALID_ARGUMENT;
+      if (v->flags != NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY)
+        return NV_ERR_INVALID_ARGUMENT;
       std::memcpy(v->data, uuid_.bytes, 16);
       v->length = 16;
       return NV_OK;
@@ -125,12 +144,23 @@ uint32_t RmFrontEnd::control(Nvos54* p) {
       auto* list = reinterpret_cast<NvIndexData*>(v->grInfoList);
       for (uint32_t i = 0; i < v->grInfoListSize; ++i) {
         switch (list[i].index) {
-          case NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: list[i].data = spec_.sm_version; break;
-          case NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: list[i].data = spec_.max_warps_per_sm; break;
-          case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: list[i].data = spec_.num_gpcs; break;
-          case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: list[i].data = spec_.tpc_per_gpc; break;
-          case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: list[i].data = spec_.sm_per_tpc; break;
-          default: return NV_ERR_INVALID_ARGUMENT;
+          case NV2080_CTRL_GR_INFO_INDEX_SM_VERSION:
+            list[i].data = spec_.sm_version;
+            break;
+          case NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM:
+            list[i].data = spec_.max_warps_per_sm;
+            break;
+          case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS:
+            list[i].data = spec_.num_gpcs;
+            break;
+          case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC:
+            list[i].data = spec_.tpc_per_gpc;
+            break;
+          case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC:
+            list[i].data = spec_.sm_per_tpc;
+            break;
+          default:
+            return NV_ERR_INVALID_ARGUMENT;
         }
       }
       return NV_OK;
@@ -158,19 +188,22 @@ uint32_t RmFrontEnd::control(Nvos54* p) {
       return NV_OK;
     }
     case NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN:
-      static_cast<Nvc36fWorkSubmitTokenParams*>(params)->workSubmitToken = o->channel->config().token;
+      static_cast<Nvc36fWorkSubmitTokenParams*>(params)->workSubmitToken =
+          o->channel->config().token;
       return NV_OK;
     case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: {
       auto* v = static_cast<Nva06cScheduleParams*>(params);
       for (NvHandle c : o->children) {
-        if (RmObject* ch = find(c); ch != nullptr && ch->channel) ch->channel->set_runnable(v->bEnable != 0);
+        if (RmObject* ch = find(c); ch != nullptr && ch->channel)
+          ch->channel->set_runnable(v->bEnable != 0);
       }
       return NV_OK;
     }
     case NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES: {
       auto* v = static_cast<Nv83deReadAllSmErrorStatesParams*>(params);
       RmObject* ch = find(v->hTargetChannel);
-      if (ch == nullptr || !ch->channel || v->numSMsToRead > kMaxSmsPerCall) return NV_ERR_INVALID_ARGUMENT;
+      if (ch == nullptr || !ch->channel || v->numSMsToRead > kMaxSmsPerCall)
+        return NV_ERR_INVALID_ARGUMENT;
       std::memset(v->smErrorStateArray, 0, sizeof(v->smErrorStateArray));
       if (fault_valid_ && fault_kind_ == FaultKind::kGraphics) {
         v->smErrorStateArray[0].hwwGlobalEsr = 0x4;

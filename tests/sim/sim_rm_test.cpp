@@ -2,8 +2,8 @@
 // (escape sizes, parameter sizes, parents, classes, UVM ranges), and nvhcq's RM
 // driver reads the GPU it describes.
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 
 #include <cerrno>
 #include <memory>
@@ -40,7 +40,8 @@ class RmEscapes : public ::testing::Test {
     drv::sys().ioctl(ctl, ioctl_request(NV_ESC_RM_FREE, sizeof(f)), &f);
     drv::sys().close(ctl);
   }
-  uint32_t alloc(NvHandle parent, uint32_t cls, void* params, uint32_t size, NvHandle* out = nullptr) {
+  uint32_t alloc(NvHandle parent, uint32_t cls, void* params, uint32_t size,
+                 NvHandle* out = nullptr) {
     Nvos21 a{};
     a.hRoot = client;
     a.hObjectParent = parent;
@@ -88,21 +89,24 @@ TEST_F(RmEscapes, AllocationsCheckClassParentAndParameterSize) {
   NvHandle dev = device();
   Nv2080AllocParams s{};
   NvHandle sub = 0;
-  EXPECT_EQ(alloc(client, NV20_SUBDEVICE_0, &s, sizeof(s)), 0x36u) << "a subdevice under the client";
+  EXPECT_EQ(alloc(client, NV20_SUBDEVICE_0, &s, sizeof(s)), 0x36u)
+      << "a subdevice under the client";
   EXPECT_EQ(alloc(dev, NV20_SUBDEVICE_0, &s, sizeof(s), &sub), NV_OK);
   EXPECT_EQ(alloc(sub, AMPERE_COMPUTE_B, nullptr, 0), 0x22u) << "not a class of this Hopper";
   EXPECT_EQ(alloc(sub, HOPPER_USERMODE_A, nullptr, 0), NV_OK);
   NvMemoryAllocationParams m{};
   m.size = 1 << 20;
   m.alignment = 3 << 12;
-  EXPECT_EQ(alloc(dev, NV01_MEMORY_LOCAL_USER, &m, sizeof(m)), 0x1fu) << "alignment not a power of two";
+  EXPECT_EQ(alloc(dev, NV01_MEMORY_LOCAL_USER, &m, sizeof(m)), 0x1fu)
+      << "alignment not a power of two";
   m.alignment = 4096;
   EXPECT_EQ(alloc(dev, NV01_MEMORY_LOCAL_USER, &m, sizeof(m)), NV_OK);
   EXPECT_EQ(machine().rm().count_objects(NV01_MEMORY_LOCAL_USER), 1u);
   Nvos00 f{client, client, dev, 0};
   EXPECT_EQ(drv::sys().ioctl(ctl, ioctl_request(NV_ESC_RM_FREE, sizeof(f)), &f), 0);
   EXPECT_EQ(f.status, NV_OK);
-  EXPECT_EQ(machine().rm().count_objects(NV01_MEMORY_LOCAL_USER), 0u) << "freeing a device frees its tree";
+  EXPECT_EQ(machine().rm().count_objects(NV01_MEMORY_LOCAL_USER), 0u)
+      << "freeing a device frees its tree";
 }
 
 TEST_F(RmEscapes, ControlsCheckTheirObjectAndParameterSize) {

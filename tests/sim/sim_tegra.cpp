@@ -47,7 +47,9 @@ TegraFrontEnd::TegraFrontEnd(SimMachine& machine) : machine_(machine) {
   machine_.engine().add_doorbell(usermode_, kUsermodeDoorbellOffset);
 }
 
-std::vector<std::string> TegraFrontEnd::nodes() const { return {kCtrlPath, kNvmapPath}; }
+std::vector<std::string> TegraFrontEnd::nodes() const {
+  return {kCtrlPath, kNvmapPath};
+}
 
 std::map<std::string, std::string> TegraFrontEnd::files() const {
   return {{"/etc/nv_tegra_release",
@@ -169,7 +171,8 @@ int CtrlFile::ioctl(unsigned long request, void* arg) {
       if (a->mask_buf_size > 0) {
         if (a->mask_buf_size < need || a->mask_buf_addr == 0) return -EINVAL;
         auto* out = reinterpret_cast<uint32_t*>(a->mask_buf_addr);
-        for (uint32_t g = 0; g < fe_.spec().num_gpcs; ++g) out[g] = (1u << fe_.spec().tpc_per_gpc) - 1;
+        for (uint32_t g = 0; g < fe_.spec().num_gpcs; ++g)
+          out[g] = (1u << fe_.spec().tpc_per_gpc) - 1;
       }
       a->mask_buf_size = need;
       return 0;
@@ -181,7 +184,8 @@ int CtrlFile::ioctl(unsigned long request, void* arg) {
       auto* a = args<NvgpuAllocAsArgs>(arg);
       uint64_t mask = kPdeBytes - 1;
       if (a->big_page_size != 0) return -EINVAL;  // ga10b offers no big pages here
-      if ((a->flags & ~NVGPU_GPU_IOCTL_ALLOC_AS_FLAGS_UNIFIED_VA) != 0 || a->reserved != 0) return -EINVAL;
+      if ((a->flags & ~NVGPU_GPU_IOCTL_ALLOC_AS_FLAGS_UNIFIED_VA) != 0 || a->reserved != 0)
+        return -EINVAL;
       if (a->va_range_start == 0 || (a->va_range_start & mask) != 0 || a->va_range_end == 0 ||
           (a->va_range_end & mask) != 0 || a->va_range_start >= a->va_range_end ||
           a->va_range_end > (1ull << kVaBits) || a->va_range_split != 0) {
@@ -195,13 +199,15 @@ int CtrlFile::ioctl(unsigned long request, void* arg) {
     case NVGPU_GPU_IOCTL_OPEN_TSG: {
       auto* a = args<NvgpuGpuOpenTsgArgs>(arg);
       if (a->flags != 0 || a->source_device_instance_id != 0 || a->share_token != 0) return -EINVAL;
-      a->tsg_fd = static_cast<uint32_t>(m.install(std::make_shared<TsgFile>(fe_), "anon_inode:nvgpu-tsg"));
+      a->tsg_fd =
+          static_cast<uint32_t>(m.install(std::make_shared<TsgFile>(fe_), "anon_inode:nvgpu-tsg"));
       return 0;
     }
     case NVGPU_GPU_IOCTL_OPEN_CHANNEL: {
       auto* a = args<NvgpuGpuOpenChannelArgs>(arg);
       if (a->runlist_id_or_channel_fd != -1 && a->runlist_id_or_channel_fd != 0) return -EINVAL;
-      a->runlist_id_or_channel_fd = m.install(std::make_shared<ChannelFile>(fe_), "anon_inode:nvgpu-channel");
+      a->runlist_id_or_channel_fd =
+          m.install(std::make_shared<ChannelFile>(fe_), "anon_inode:nvgpu-channel");
       return 0;
     }
     default:
@@ -295,11 +301,17 @@ void ChannelFile::report(Notifier& notifier, const std::shared_ptr<TsgFile>& tsg
                          const ChannelFault& f) {
   uint32_t code = NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT;
   switch (f.kind) {
-    case FaultKind::kMmu: code = NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT; break;
+    case FaultKind::kMmu:
+      code = NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT;
+      break;
     case FaultKind::kPbdma:
-    case FaultKind::kViolation: code = NVGPU_CHANNEL_PBDMA_ERROR; break;
+    case FaultKind::kViolation:
+      code = NVGPU_CHANNEL_PBDMA_ERROR;
+      break;
     case FaultKind::kGraphics:
-    case FaultKind::kBadMethod: code = NVGPU_CHANNEL_GR_EXCEPTION; break;
+    case FaultKind::kBadMethod:
+      code = NVGPU_CHANNEL_GR_EXCEPTION;
+      break;
   }
   if (tsg && f.kind == FaultKind::kGraphics) tsg->record_sm_error(0x4, 0x10);
   std::lock_guard<std::mutex> lock(notifier.mutex);
@@ -411,7 +423,8 @@ int ChannelFile::ioctl(unsigned long request, void* arg) {
   switch (request) {
     case NVGPU_IOCTL_CHANNEL_WDT: {
       auto* a = args<NvgpuChannelWdtArgs>(arg);
-      uint32_t status = a->wdt_status & (NVGPU_IOCTL_CHANNEL_DISABLE_WDT | NVGPU_IOCTL_CHANNEL_ENABLE_WDT);
+      uint32_t status =
+          a->wdt_status & (NVGPU_IOCTL_CHANNEL_DISABLE_WDT | NVGPU_IOCTL_CHANNEL_ENABLE_WDT);
       if (channel_ && status != NVGPU_IOCTL_CHANNEL_DISABLE_WDT) return -EINVAL;
       if (status == NVGPU_IOCTL_CHANNEL_DISABLE_WDT) {
         wdt_enabled_ = false;

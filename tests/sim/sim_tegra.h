@@ -171,7 +171,8 @@ class ChannelFile final : public SimFile {
   };
   std::shared_ptr<Notifier> notifier_ = std::make_shared<Notifier>();
   // Writes the nvgpu notification as the kernel does when it recovers a channel.
-  static void report(Notifier& notifier, const std::shared_ptr<TsgFile>& tsg, const ChannelFault& f);
+  static void report(Notifier& notifier, const std::shared_ptr<TsgFile>& tsg,
+                     const ChannelFault& f);
 };
 
 // The request checks every nvgpu node does first: magic, number range, size.

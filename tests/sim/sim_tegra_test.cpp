@@ -71,7 +71,8 @@ TEST_F(TegraIoctl, WrongStructSizeIsNotTheSameIoctl) {
   NvgpuGpuGetCharacteristics g{sizeof(c), reinterpret_cast<uint64_t>(&c)};
   EXPECT_EQ(call(ctrl, ioc(kIocRead | kIocWrite, kCtrlMagic, 5, 24), &g), ENOTTY);
   EXPECT_EQ(call(ctrl, ioc(kIocRead | kIocWrite, 'Q', 5, 16), &g), EINVAL) << "wrong magic";
-  EXPECT_EQ(call(ctrl, ioc(kIocRead | kIocWrite, kCtrlMagic, 200, 16), &g), EINVAL) << "number past the last";
+  EXPECT_EQ(call(ctrl, ioc(kIocRead | kIocWrite, kCtrlMagic, 200, 16), &g), EINVAL)
+      << "number past the last";
   EXPECT_EQ(call(ctrl, NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, &g), 0);
   EXPECT_EQ(c.sm_arch_sm_version, 0x807u);
   EXPECT_EQ(c.compute_class, 0xc7c0u);
@@ -123,8 +124,11 @@ TEST_F(TegraIoctl, NvmapRefusesUntaggedAndSysmemAllocations) {
   static_cast<uint32_t*>(p)[7] = 77;
   drv::sys().munmap(p, 1 << 20);
   drv::sys().close(fd);
-  EXPECT_EQ(call(nvmap, NVMAP_IOC_FREE, reinterpret_cast<void*>(static_cast<uintptr_t>(c.handle64))), 0);
-  EXPECT_EQ(call(nvmap, NVMAP_IOC_FREE, reinterpret_cast<void*>(static_cast<uintptr_t>(c.handle64))), EINVAL);
+  EXPECT_EQ(
+      call(nvmap, NVMAP_IOC_FREE, reinterpret_cast<void*>(static_cast<uintptr_t>(c.handle64))), 0);
+  EXPECT_EQ(
+      call(nvmap, NVMAP_IOC_FREE, reinterpret_cast<void*>(static_cast<uintptr_t>(c.handle64))),
+      EINVAL);
 }
 
 TEST_F(TegraIoctl, ChannelSetupFollowsTheKernelsOrder) {
@@ -154,9 +158,11 @@ TEST_F(TegraIoctl, ChannelSetupFollowsTheKernelsOrder) {
   sb.flags = NVGPU_CHANNEL_SETUP_BIND_FLAGS_USERMODE_SUPPORT;
   sb.gpfifo_dmabuf_fd = ring;
   sb.userd_dmabuf_fd = userd;
-  EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_SETUP_BIND, &sb), EINVAL) << "usermode needs deterministic";
+  EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_SETUP_BIND, &sb), EINVAL)
+      << "usermode needs deterministic";
   sb.flags |= NVGPU_CHANNEL_SETUP_BIND_FLAGS_DETERMINISTIC;
-  EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_SETUP_BIND, &sb), EINVAL) << "the watchdog is still on";
+  EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_SETUP_BIND, &sb), EINVAL)
+      << "the watchdog is still on";
   NvgpuChannelWdtArgs wdt{NVGPU_IOCTL_CHANNEL_DISABLE_WDT, 0};
   ASSERT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_WDT, &wdt), 0);
   sb.num_gpfifo_entries = 1000;
@@ -169,14 +175,16 @@ TEST_F(TegraIoctl, ChannelSetupFollowsTheKernelsOrder) {
   EXPECT_NE(sb.gpfifo_gpu_va, 0u) << "the kernel maps the ring into the channel's VM";
   EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_SETUP_BIND, &sb), EEXIST);
   wdt.wdt_status = NVGPU_IOCTL_CHANNEL_ENABLE_WDT;
-  EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_WDT, &wdt), EINVAL) << "deterministic channels keep it off";
+  EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_WDT, &wdt), EINVAL)
+      << "deterministic channels keep it off";
 
   NvgpuAllocObjCtxArgs obj{0xc6c0, 0, 0};
   EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX, &obj), EINVAL) << "not ga10b's class";
   obj.class_num = 0xc7c0;
   EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX, &obj), 0);
   NvgpuSetErrorNotifier en{4090, 16, static_cast<uint32_t>(userd), 0};
-  EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_SET_ERROR_NOTIFIER, &en), EINVAL) << "past the buffer";
+  EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_SET_ERROR_NOTIFIER, &en), EINVAL)
+      << "past the buffer";
   en.offset = 64;
   EXPECT_EQ(call(channel, NVGPU_IOCTL_CHANNEL_SET_ERROR_NOTIFIER, &en), 0);
   drv::sys().close(ring);
@@ -226,7 +234,8 @@ TEST_F(TegraIoctl, UsermodeRegionIsMappedOncePerCtrlFd) {
   void* p = drv::sys().mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ctrl, 0);
   ASSERT_NE(p, MAP_FAILED);
   errno = 0;
-  EXPECT_EQ(drv::sys().mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ctrl, 0), MAP_FAILED);
+  EXPECT_EQ(drv::sys().mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ctrl, 0),
+            MAP_FAILED);
   EXPECT_EQ(errno, EBUSY);
   drv::sys().munmap(p, 4096);
 }
@@ -294,8 +303,9 @@ TEST(TegraGpu, InfoCommandDescribesTheJetsonGpu) {
   std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(rc, 0);
   EXPECT_NE(out.find("/dev/nvgpu/igpu0/ctrl present"), std::string::npos) << out;
-  EXPECT_NE(out.find("Jetson iGPU ga10b, sm_87 (SM version 0x807), 16 SMs (of 2 GPCs x 4 TPCs x 2 SMs)"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("Jetson iGPU ga10b, sm_87 (SM version 0x807), 16 SMs (of 2 GPCs x 4 TPCs x 2 SMs)"),
+      std::string::npos)
       << out;
   EXPECT_NE(out.find("40-bit GPU VA"), std::string::npos) << out;
 }

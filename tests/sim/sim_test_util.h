@@ -62,9 +62,10 @@ struct HandLaunch {
 
 // Writes constant bank 0 and a QMD for `program` into fresh CPU-visible memory,
 // lets `edit` change the QMD and the bank, and returns where they are.
-HandLaunch build_launch(gpu::Device& dev, const gpu::Program& program,
-                        const std::vector<uint8_t>& params, const gpu::LaunchDims& dims,
-                        const std::function<void(gpu::Qmd&, std::vector<uint8_t>& bank)>& edit = {});
+HandLaunch build_launch(
+    gpu::Device& dev, const gpu::Program& program, const std::vector<uint8_t>& params,
+    const gpu::LaunchDims& dims,
+    const std::function<void(gpu::Qmd&, std::vector<uint8_t>& bank)>& edit = {});
 
 // A pushbuffer that launches the QMD at `qmd_va` (SEND_PCAS_A + SEND_SIGNALING_PCAS2_B).
 gpu::PushBuffer launch_pushbuffer(uint64_t qmd_va);

@@ -21,7 +21,9 @@ constexpr uint32_t NV_ERR_INVALID_ARGUMENT = 0x1f, NV_ERR_INVALID_ADDRESS = 0x1e
                    NV_ERR_UVM_ADDRESS_IN_USE = 0x68;
 constexpr uint64_t kPage = 4096;
 
-bool same(const NvUuid& a, const NvUuid& b) { return std::memcmp(a.bytes, b.bytes, 16) == 0; }
+bool same(const NvUuid& a, const NvUuid& b) {
+  return std::memcmp(a.bytes, b.bytes, 16) == 0;
+}
 
 }  // namespace
 
@@ -33,7 +35,8 @@ uint32_t RmFrontEnd::uvm_map_external(UvmMapExternalAllocationParams* p) {
   if (r == external_ranges_.begin()) return NV_ERR_INVALID_ADDRESS;
   --r;
   if (p->base + p->length > r->first + r->second) return NV_ERR_INVALID_ADDRESS;
-  if (p->gpuAttributesCount == 0 || p->gpuAttributesCount > kUvmMaxGpus) return NV_ERR_INVALID_ARGUMENT;
+  if (p->gpuAttributesCount == 0 || p->gpuAttributesCount > kUvmMaxGpus)
+    return NV_ERR_INVALID_ARGUMENT;
   if (!same(p->perGpuAttributes[0].gpuUuid, uuid_) || gpu_registrations_ == 0) {
     return NV_ERR_INVALID_DEVICE;
   }
@@ -86,7 +89,8 @@ int RmFrontEnd::uvm(unsigned long cmd, void* arg) {
     }
     case UVM_UNREGISTER_GPU: {
       auto* p = static_cast<UvmUnregisterGpuParams*>(arg);
-      p->rmStatus = same(p->gpu_uuid, uuid_) && gpu_registrations_ > 0 ? NV_OK : NV_ERR_INVALID_DEVICE;
+      p->rmStatus =
+          same(p->gpu_uuid, uuid_) && gpu_registrations_ > 0 ? NV_OK : NV_ERR_INVALID_DEVICE;
       if (p->rmStatus == NV_OK) --gpu_registrations_;
       return 0;
     }

@@ -16,7 +16,8 @@ namespace nvhcq::drv::tegra {
 // Linux's _IOC encoding (asm-generic/ioctl.h, used by arm64 and x86-64).
 enum IocDir : uint32_t { kIocNone = 0, kIocWrite = 1, kIocRead = 2 };
 constexpr unsigned long ioc(uint32_t dir, char type, uint32_t nr, size_t size) {
-  return (static_cast<unsigned long>(dir) << 30) | (static_cast<unsigned long>(size & 0x3fff) << 16) |
+  return (static_cast<unsigned long>(dir) << 30) |
+         (static_cast<unsigned long>(size & 0x3fff) << 16) |
          (static_cast<unsigned long>(static_cast<uint8_t>(type)) << 8) | (nr & 0xff);
 }
 template <typename T>
@@ -31,12 +32,22 @@ template <typename T>
 constexpr unsigned long ior(char type, uint32_t nr) {
   return ioc(kIocRead, type, nr, sizeof(T));
 }
-constexpr unsigned long io(char type, uint32_t nr) { return ioc(kIocNone, type, nr, 0); }
+constexpr unsigned long io(char type, uint32_t nr) {
+  return ioc(kIocNone, type, nr, 0);
+}
 // The parts of a request number, as the kernel's _IOC_* macros take them apart.
-constexpr uint32_t ioc_dir(unsigned long req) { return static_cast<uint32_t>(req >> 30) & 3; }
-constexpr uint32_t ioc_size(unsigned long req) { return static_cast<uint32_t>(req >> 16) & 0x3fff; }
-constexpr char ioc_type(unsigned long req) { return static_cast<char>((req >> 8) & 0xff); }
-constexpr uint32_t ioc_nr(unsigned long req) { return static_cast<uint32_t>(req & 0xff); }
+constexpr uint32_t ioc_dir(unsigned long req) {
+  return static_cast<uint32_t>(req >> 30) & 3;
+}
+constexpr uint32_t ioc_size(unsigned long req) {
+  return static_cast<uint32_t>(req >> 16) & 0x3fff;
+}
+constexpr char ioc_type(unsigned long req) {
+  return static_cast<char>((req >> 8) & 0xff);
+}
+constexpr uint32_t ioc_nr(unsigned long req) {
+  return static_cast<uint32_t>(req & 0xff);
+}
 
 constexpr char kCtrlMagic = 'G';
 constexpr char kAsMagic = 'A';
@@ -137,7 +148,7 @@ struct NvgpuAllocAsArgs {
   uint32_t big_page_size;  // 0: no big pages in this address space
   int32_t as_fd;           // out
   uint32_t flags;
-  uint32_t reserved;       // must be zero
+  uint32_t reserved;        // must be zero
   uint64_t va_range_start;  // PDE-aligned (2 MiB on ga10b), nonzero
   uint64_t va_range_end;    // PDE-aligned
   uint64_t va_range_split;  // must be zero with UNIFIED_VA or without big pages
@@ -235,7 +246,7 @@ struct NvgpuChannelSetupBindArgs {
   uint32_t flags;
   int32_t userd_dmabuf_fd;
   int32_t gpfifo_dmabuf_fd;
-  uint32_t work_submit_token;  // out: written to the doorbell
+  uint32_t work_submit_token;     // out: written to the doorbell
   uint64_t userd_dmabuf_offset;   // must be 0
   uint64_t gpfifo_dmabuf_offset;  // must be 0
   uint64_t gpfifo_gpu_va;         // out
@@ -259,7 +270,7 @@ static_assert(sizeof(NvgpuAllocObjCtxArgs) == 16);
 struct NvgpuSetErrorNotifier {
   uint64_t offset;  // of the notification in the buffer
   uint64_t size;
-  uint32_t mem;     // dmabuf fd
+  uint32_t mem;  // dmabuf fd
   uint32_t padding;
 };
 static_assert(sizeof(NvgpuSetErrorNotifier) == 24);
@@ -321,7 +332,7 @@ struct NvgpuAsMapBufferExArgs {
   int16_t compr_kind;    // NV_KIND_INVALID (-1): no compression
   int16_t incompr_kind;  // 0: pitch-linear
   uint32_t dmabuf_fd;
-  uint32_t page_size;    // 0: best fit
+  uint32_t page_size;  // 0: best fit
   uint64_t buffer_offset;
   uint64_t mapping_size;  // 0: the whole buffer
   uint64_t offset;        // in with FIXED_OFFSET; out: the GPU VA

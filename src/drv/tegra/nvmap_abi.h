@@ -73,7 +73,9 @@ constexpr uint32_t NVMAP_HANDLE_CACHE_FLAG = 3;
 // Bits 31:16 carry the allocation's tag: nvmap warns in the kernel log for every
 // allocation without one, and uses it to account memory per client.
 constexpr uint32_t kNvmapTagShift = 16;
-constexpr uint32_t nvmap_tag_bits(uint32_t flags) { return flags >> kNvmapTagShift; }
+constexpr uint32_t nvmap_tag_bits(uint32_t flags) {
+  return flags >> kNvmapTagShift;
+}
 // nvhcq's tag (the predecessor used 0x0900; any nonzero 16-bit value is valid).
 constexpr uint32_t kNvhcqNvmapTag = 0x0901;
 

@@ -23,14 +23,22 @@ constexpr uint64_t kUserdBytes = 4096;
 
 const char* error_name(uint32_t code) {
   switch (code) {
-    case NVGPU_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT: return "channel idle timeout";
-    case NVGPU_CHANNEL_GR_EXCEPTION: return "graphics engine exception (illegal instruction, bad address, ...)";
-    case NVGPU_CHANNEL_GR_SEMAPHORE_TIMEOUT: return "semaphore timeout";
-    case NVGPU_CHANNEL_GR_ILLEGAL_NOTIFY: return "illegal notify";
-    case NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT: return "MMU fault (bad GPU virtual address)";
-    case NVGPU_CHANNEL_PBDMA_ERROR: return "PBDMA error (invalid pushbuffer or GPFIFO entry)";
-    case NVGPU_CHANNEL_RESETCHANNEL_VERIF_ERROR: return "channel reset";
-    default: return "channel error";
+    case NVGPU_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT:
+      return "channel idle timeout";
+    case NVGPU_CHANNEL_GR_EXCEPTION:
+      return "graphics engine exception (illegal instruction, bad address, ...)";
+    case NVGPU_CHANNEL_GR_SEMAPHORE_TIMEOUT:
+      return "semaphore timeout";
+    case NVGPU_CHANNEL_GR_ILLEGAL_NOTIFY:
+      return "illegal notify";
+    case NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT:
+      return "MMU fault (bad GPU virtual address)";
+    case NVGPU_CHANNEL_PBDMA_ERROR:
+      return "PBDMA error (invalid pushbuffer or GPFIFO entry)";
+    case NVGPU_CHANNEL_RESETCHANNEL_VERIF_ERROR:
+      return "channel reset";
+    default:
+      return "channel error";
   }
 }
 
@@ -116,7 +124,8 @@ TegraGpu::Channel TegraGpu::create_channel(Engine engine, uint32_t entries) {
 ChannelHandles TegraGpu::open_channel(Engine engine, uint32_t ring_entries) {
   bool compute = engine == Engine::kCompute;
   bool& open = compute ? compute_open_ : copy_open_;
-  if (open) throw Error(std::string("the ") + (compute ? "compute" : "copy") + " channel is in use");
+  if (open)
+    throw Error(std::string("the ") + (compute ? "compute" : "copy") + " channel is in use");
   // Channels are made on first use, after gpu::Device reserved the shader
   // windows: SETUP_BIND maps the ring into the GPU VA space.
   if (notifier_.handle == 0) create_notifier();

@@ -54,7 +54,8 @@ void TegraGpu::ioctl_or_throw(int fd, unsigned long request, void* arg, const ch
   std::string text = std::string(what) + " failed: " + std::strerror(err);
   if (err == ENOMEM) throw OutOfMemoryError(text, req, err, "free GPU memory or allocate less");
   std::string hint;
-  if (err == ENOTTY) hint = "the kernel does not know this ioctl or its struct size (is this L4T r36?)";
+  if (err == ENOTTY)
+    hint = "the kernel does not know this ioctl or its struct size (is this L4T r36?)";
   throw Error(text, req, err, hint);
 }
 
@@ -112,7 +113,8 @@ void TegraGpu::query_characteristics() {
   ioctl_or_throw(ctrl_.get(), NVGPU_GPU_IOCTL_NUM_VSMS, &vsms, "NUM_VSMS");
   if (info_.tpc_count == 0 || vsms.num_vsms % info_.tpc_count != 0) {
     throw Error("nvgpu reports " + std::to_string(vsms.num_vsms) + " SMs on " +
-                std::to_string(info_.tpc_count) + " TPCs", "NUM_VSMS");
+                    std::to_string(info_.tpc_count) + " TPCs",
+                "NUM_VSMS");
   }
   info_.sm_per_tpc = vsms.num_vsms / info_.tpc_count;
 }
@@ -144,8 +146,8 @@ void TegraGpu::create_tsg() {
 }
 
 void TegraGpu::map_usermode_region() {
-  void* p = sys().mmap(nullptr, kUsermodeRegionBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                       ctrl_.get(), 0);
+  void* p =
+      sys().mmap(nullptr, kUsermodeRegionBytes, PROT_READ | PROT_WRITE, MAP_SHARED, ctrl_.get(), 0);
   check_errno(p != MAP_FAILED, "map the usermode doorbell region of " + options_.ctrl_path, "mmap");
   usermode_ = static_cast<volatile uint32_t*>(p);
 }

@@ -23,7 +23,9 @@ constexpr uint64_t kHugeAlign = 2ull << 20;
 // TLB entries, and large buffers do not fragment the VA space into odd holes.
 constexpr uint64_t kHugeAlignThreshold = 8ull << 20;
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 std::string hex(uint64_t v) {
   char b[32];
@@ -200,8 +202,9 @@ void TegraGpu::reserve_va(uint64_t base, uint64_t size) {
     std::lock_guard<std::mutex> lock(alloc_mutex_);
     for (const auto& [va, b] : live_) {
       if (va < base + size && base < va + b.size) {
-        throw Error("GPU VA " + hex(base) + " must be reserved before any allocation; the buffer at " +
-                    hex(va) + " already lies there");
+        throw Error("GPU VA " + hex(base) +
+                    " must be reserved before any allocation; the buffer at " + hex(va) +
+                    " already lies there");
       }
     }
   }
