@@ -196,9 +196,9 @@ std::shared_ptr<Buffer> GpuBackend::allocate(size_t bytes) {
   if (poison_flag().load(std::memory_order_relaxed) && bytes > 0) {
     static const LaunchSpec fill = [] {
       LaunchSpec s;
-      s.file = "memory.cu";
-      s.source = std::string(kernels::embedded_source("memory.cu"));
-      s.entry = "fill_u32";
+      s.file = "tensor_fill.cu";
+      s.source = std::string(kernels::embedded_source("tensor_fill.cu"));
+      s.entry = "nvt_fill_u32";
       s.what = "poison fill";
       return s;
     }();
