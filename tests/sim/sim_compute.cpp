@@ -189,6 +189,9 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
     bad_launch(qmd_va, "QMD major version " + std::to_string(f(l.qmd_major_version)) +
                            ", the class takes " + std::to_string(l.major_version));
   }
+  if (l.qmd_type.present() && f(l.qmd_type) != gpu::hw::kQmdTypeGridCta) {
+    bad_launch(qmd_va, "QMD type " + std::to_string(f(l.qmd_type)) + " is not GRID_CTA");
+  }
   uint32_t sass = ((s.sm_version & 0xf00) >> 4) | (s.sm_version & 0xf);
   if (f(l.sass_version) != sass) {
     bad_launch(qmd_va,
