@@ -8,9 +8,19 @@ dist=${2:-dist}
 rm -rf "$dist"
 mkdir -p "$dist/tests" "$dist/bench" "$dist/tools"
 cp "$build/nvhcq" "$dist/"
-cp "$build"/tests/test_* "$dist/tests/" 2>/dev/null || true
+cp "$build"/tests/test_gpu "$dist/tests/"  # the other test binaries need no GPU
 cp "$build"/bench/bench_* "$dist/bench/" 2>/dev/null || true
 cp "$build"/tools/tool_* "$build"/tools/*.so "$dist/tools/" 2>/dev/null || true
 cp scripts/gpu-run-all.sh scripts/gpu-probe.sh "$dist/"
+# Kernels compiled here for the GPU machines' architectures, so a fresh GPU
+# machine starts without NVRTC work (point NVHCQ_CACHE_DIR at dist/kernel-cache).
+if [ -x "$build/tools/tool_compile_kernel" ]; then
+  for arch in ${NVHCQ_DIST_ARCHS:-sm_90}; do
+    for k in src/kernels/*.cu; do
+      NVHCQ_CACHE_DIR="$dist/kernel-cache" "$build/tools/tool_compile_kernel" "$(basename "$k")" "$arch" /dev/null \
+        >/dev/null || echo "warning: $(basename "$k") did not compile for $arch" >&2
+    done
+  done
+fi
 strip "$dist/nvhcq" "$dist"/tests/* "$dist"/bench/* "$dist"/tools/* 2>/dev/null || true
 du -sh "$dist"

@@ -161,7 +161,11 @@ PushBuffer ComputeQueue::encode(Device& device) const {
 
     if (previous_qmd_cpu != nullptr) {
       // Chain: the previous launch schedules this one when it completes. Neither
-      // has been submitted yet, so rewriting the previous QMD is safe.
+      // has been submitted yet, so rewriting the previous QMD is safe. Its writes
+      // need only be visible to this GPU's next kernel: a GPU-scope membar, not
+      // the system-scope one a launch ending a submission keeps (the host may
+      // read its results).
+      previous_qmd.set(previous_qmd.layout().cwd_membar_type, hw::kCwdMembarTypeL1Membar);
       previous_qmd.chain_to(qmd_va);
       std::memcpy(previous_qmd_cpu, previous_qmd.data(), previous_qmd.size());
     } else {

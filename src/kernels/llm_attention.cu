@@ -11,6 +11,8 @@
 #define AT_MAX_GQA LLM_ATTN_MAX_GQA
 #define AT_MAX_ROT 256
 #define AT_OUT_PER_THREAD (LLM_ATTN_MAX_OUT / AT_THREADS)
+#define AT_MIN_CHUNK 64
+#define AT_MAX_SPLITS LLM_ATTN_MAX_SPLITS
 #define NEG_INF (-__int_as_float(0x7f800000))
 
 // Rotates the pair (a, b) by (c, s) as the CPU does: a' = a c - b s, b' = a s + b c.
@@ -52,7 +54,11 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention_decode(const 
   const int hd = job.head_dim, n_gqa = job.n_head / job.n_kv, n_out = n_gqa * hd;
   const int pos = ((const LlmStepState*)job.state)->pos;
   const int n_pos = pos + 1;
-  const int chunk = (n_pos + job.splits - 1) / job.splits;
+  // Splits in use: enough to give each at least AT_MIN_CHUNK positions (a short
+  // context is one block per KV head, with no merge).
+  const int active = min(job.splits, (n_pos + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
+  if (split >= active) return;
+  const int chunk = (n_pos + active - 1) / active;
   const int t0 = split * chunk;
   const int t1 = min(n_pos, t0 + chunk);
 
@@ -175,7 +181,7 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention_decode(const 
   }
 
   float* out = (float*)job.out + (size_t)kvh * n_out;
-  if (job.splits == 1) {
+  if (active == 1) {
 #pragma unroll
     for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
       const int o = threadIdx.x + AT_THREADS * j;
@@ -199,24 +205,36 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention_decode(const 
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned* counter = (unsigned*)job.counters + kvh;
-    last_block = atomicAdd(counter, 1u) == (unsigned)job.splits - 1;
+    last_block = atomicAdd(counter, 1u) == (unsigned)active - 1;
   }
   __syncthreads();
   if (!last_block) return;
   __threadfence();
+  // The other splits' parts come from L2 (__ldcg): this SM's L1 may hold stale
+  // lines of the same addresses from an earlier step.
   const float* parts = (const float*)job.partial + (size_t)kvh * job.splits * stride;
   for (int o = threadIdx.x; o < n_out; o += AT_THREADS) {
     const int g = o / hd;
+    float ms[AT_MAX_SPLITS], ls[AT_MAX_SPLITS], as[AT_MAX_SPLITS];
     float m = NEG_INF;
-    for (int s = 0; s < job.splits; ++s) m = fmaxf(m, ((volatile const float*)parts)[s * stride + n_out + 2 * g]);
+#pragma unroll
+    for (int s = 0; s < AT_MAX_SPLITS; ++s) {
+      if (s < active) {
+        const float* ps = parts + (size_t)s * stride;
+        ms[s] = __ldcg(ps + n_out + 2 * g);
+        ls[s] = __ldcg(ps + n_out + 2 * g + 1);
+        as[s] = __ldcg(ps + o);
+        m = fmaxf(m, ms[s]);
+      }
+    }
     float num = 0.0f, den = 0.0f;
-    for (int s = 0; s < job.splits; ++s) {
-      volatile const float* ps = parts + (size_t)s * stride;
-      const float ms = ps[n_out + 2 * g];
-      if (ms == NEG_INF) continue;  // a split with no positions
-      const float w = expf(ms - m);
-      num += ps[o] * w;
-      den += ps[n_out + 2 * g + 1] * w;
+#pragma unroll
+    for (int s = 0; s < AT_MAX_SPLITS; ++s) {
+      if (s < active) {
+        const float w = expf(ms[s] - m);
+        num += as[s] * w;
+        den += ls[s] * w;
+      }
     }
     out[o] = num / den;
   }

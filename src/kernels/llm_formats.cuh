@@ -104,6 +104,29 @@ LLM_HD int llm_act_kind(int format) {
   }
 }
 
+// Bytes per row of each array (0: the format has none); `array` is 0 qs,
+// 1 qh, 2 scales, 3 super. Host layouts and device prefetches both use it.
+LLM_HD uint64_t llm_row_bytes(int format, int64_t cols, int array) {
+  const uint64_t groups = static_cast<uint64_t>(cols) / LLM_GROUP;
+  const uint64_t supers = static_cast<uint64_t>(cols) / LLM_SUPER;
+  switch (format) {
+    case kGpuQ4_0: return array == 0 ? 16 * groups : array == 2 ? 2 * groups : 0;
+    case kGpuQ4_1: return array == 0 ? 16 * groups : array == 2 ? 4 * groups : 0;
+    case kGpuQ5_0: return array == 0 ? 16 * groups : array == 1 ? 4 * groups : array == 2 ? 2 * groups : 0;
+    case kGpuQ5_1: return array == 0 ? 16 * groups : array == 1 ? 4 * groups : array == 2 ? 4 * groups : 0;
+    case kGpuQ8_0: return array == 0 ? 32 * groups : array == 2 ? 2 * groups : 0;
+    case kGpuQ4_K: return array == 0 ? 16 * groups : array == 2 ? 2 * groups : array == 3 ? 4 * supers : 0;
+    case kGpuQ5_K:
+      return array == 0 ? 16 * groups : array == 1 ? 4 * groups : array == 2 ? 2 * groups : 4 * supers;
+    case kGpuQ6_K:
+      return array == 0 ? 16 * groups : array == 1 ? 8 * groups : array == 2 ? 2 * groups : 2 * supers;
+    case kGpuF16:
+    case kGpuBF16: return array == 0 ? 2 * static_cast<uint64_t>(cols) : 0;
+    case kGpuF32: return array == 0 ? 4 * static_cast<uint64_t>(cols) : 0;
+    default: return 0;
+  }
+}
+
 // --- Scalar helpers that exist on both sides -------------------------------
 
 #if defined(__CUDACC__)

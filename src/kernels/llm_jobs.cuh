@@ -56,6 +56,8 @@ struct LlmAttentionJob {
 // Query heads per KV head times head_dim that one attention block can hold.
 #define LLM_ATTN_MAX_OUT 1024
 #define LLM_ATTN_MAX_GQA 8
+// Blocks per KV head in decode attention.
+#define LLM_ATTN_MAX_SPLITS 32
 
 // Dynamic shared memory of a matrix-vector block for `cols` inputs.
 LLM_HD uint32_t llm_act_smem_bytes(int kind, int cols) {

@@ -22,25 +22,41 @@
 // Weights are read once per token: keep them out of L1.
 __device__ __forceinline__ uint4 load_stream16(const void* p) {
   uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
 }
 __device__ __forceinline__ uint2 load_stream8(const void* p) {
   uint2 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
   return v;
 }
 __device__ __forceinline__ uint32_t load_stream4(const void* p) {
   uint32_t v;
-  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
   return v;
 }
 __device__ __forceinline__ uint32_t load_stream2(const void* p) {
   unsigned short v;
-  asm volatile("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
   return v;
+}
+
+// Asks L2 for one row of a matrix (all its arrays), one 128-byte line per lane
+// access, so the row is on its way while the block prepares the activations.
+__device__ __forceinline__ void prefetch_row(const LlmGpuMatrix& m, int r) {
+  const int lane = threadIdx.x & 31;
+  const uint64_t arrays[4] = {m.qs, m.qh, m.scales, m.super};
+#pragma unroll
+  for (int a = 0; a < 4; ++a) {
+    const uint64_t bytes = llm_row_bytes(m.format, m.cols, a);
+    if (bytes == 0) continue;
+    const char* p = (const char*)arrays[a] + (size_t)r * bytes;
+    for (uint64_t off = (uint64_t)lane * 128; off < bytes; off += 32 * 128) {
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
+    }
+  }
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -288,22 +304,26 @@ __device__ __forceinline__ float group_dot(const Loaded& l, const ActView& a, in
   return llm_group_q6_k(q, l.qh.x, l.qh.y, l.sc, (uint16_t)l.sup, ag, act_q8k(a, g));
 }
 
+// Groups a lane keeps in flight: its loads for all of them are issued before
+// the first product.
+#define MV_UNROLL 4
+
 template <int kFormat>
 __device__ float row_dot_quant(const LlmGpuMatrix& m, int r, const ActView& a) {
   const int groups = m.cols / LLM_GROUP;
   const size_t base = (size_t)r * groups;
   const int lane = threadIdx.x & 31;
   float acc = 0.0f;
-  int g = lane;
-  for (; g + 32 < groups; g += 64) {
-    Loaded l0 = load_group(m, base + g, kFormat);
-    Loaded l1 = load_group(m, base + g + 32, kFormat);
-    acc += group_dot<kFormat>(l0, a, g);
-    acc += group_dot<kFormat>(l1, a, g + 32);
-  }
-  if (g < groups) {
-    Loaded l0 = load_group(m, base + g, kFormat);
-    acc += group_dot<kFormat>(l0, a, g);
+  for (int g0 = lane; g0 < groups; g0 += 32 * MV_UNROLL) {
+    Loaded l[MV_UNROLL];
+#pragma unroll
+    for (int u = 0; u < MV_UNROLL; ++u) {
+      if (g0 + 32 * u < groups) l[u] = load_group(m, base + g0 + 32 * u, kFormat);
+    }
+#pragma unroll
+    for (int u = 0; u < MV_UNROLL; ++u) {
+      if (g0 + 32 * u < groups) acc += group_dot<kFormat>(l[u], a, g0 + 32 * u);
+    }
   }
   return acc;
 }
@@ -327,12 +347,22 @@ __device__ float row_dot_half(const LlmGpuMatrix& m, int r, const ActView& a, bo
   const uint16_t* row = (const uint16_t*)m.qs + (size_t)r * m.cols;
   const int lane = threadIdx.x & 31;
   float acc = 0.0f;
-  for (int c = lane * 8; c < m.cols; c += 256) {
-    float w[8], x[8];
-    unpack_half8(load_stream16(row + c), bf16, w);
-    unpack_half8(*(const uint4*)(a.h + c), bf16, x);
+  for (int c0 = lane * 8; c0 < m.cols; c0 += 256 * MV_UNROLL) {
+    uint4 w[MV_UNROLL];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) acc += w[i] * x[i];
+    for (int u = 0; u < MV_UNROLL; ++u) {
+      if (c0 + 256 * u < m.cols) w[u] = load_stream16(row + c0 + 256 * u);
+    }
+#pragma unroll
+    for (int u = 0; u < MV_UNROLL; ++u) {
+      if (c0 + 256 * u < m.cols) {
+        float wf[8], x[8];
+        unpack_half8(w[u], bf16, wf);
+        unpack_half8(*(const uint4*)(a.h + c0 + 256 * u), bf16, x);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc += wf[i] * x[i];
+      }
+    }
   }
   return acc;
 }
@@ -390,6 +420,20 @@ __device__ void matvec(const LlmMatvecJob* job_ptr) {
   if (threadIdx.x < sizeof(LlmMatvecJob) / 4) ((uint32_t*)&job)[threadIdx.x] = ((const uint32_t*)job_ptr)[threadIdx.x];
   __syncthreads();
 
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  {
+    const int row = blockIdx.x * MV_WARPS + warp;
+    if (row < job.rows) {
+      if (kEpi == EPI_SWIGLU) {
+        prefetch_row(job.m[0], row);
+        prefetch_row(job.m[1], row);
+      } else {
+        int seg = 0, r = row;
+        while (seg + 1 < job.segments && r >= job.m[seg].rows) r -= job.m[seg++].rows;
+        prefetch_row(job.m[seg], r);
+      }
+    }
+  }
   const float* x = (const float*)job.in;
   const float* norm = (const float*)job.norm;
   float scale = 1.0f;
@@ -402,7 +446,6 @@ __device__ void matvec(const LlmMatvecJob* job_ptr) {
   if (kAct == kActF32) prep_f32(x, norm, scale, job.cols, smem, &a);
   __syncthreads();
 
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float* out = (float*)job.out;
   unsigned long long my_best = 0;
   for (int row = blockIdx.x * MV_WARPS + warp; row < job.rows; row += gridDim.x * MV_WARPS) {

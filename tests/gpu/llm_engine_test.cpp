@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <system_error>
@@ -99,50 +100,112 @@ std::vector<int32_t> prompt_tokens(int n, uint32_t vocab) {
   return t;
 }
 
-// Prompt logits within a tolerance of the CPU's, then 64 greedy tokens equal.
+// How far GPU logits may be from the CPU's, relative to the largest logit. Both
+// paths quantize activations the same way and take the same integer products;
+// their float sums differ in order, and once in a while such a difference of an
+// ulp moves an activation across a rounding boundary of its int8 (or f16)
+// quantization, which moves logits by up to ~1% (f16: ~0.1%).
+double logit_tolerance(LlamaFtype t) {
+  switch (t) {
+    case LlamaFtype::ALL_F32: return 1e-4;
+    case LlamaFtype::MOSTLY_F16:
+    case LlamaFtype::MOSTLY_BF16: return 5e-3;
+    default: return 3e-2;
+  }
+}
+
+double max_abs(const std::vector<float>& v) {
+  double m = 0.0;
+  for (float x : v) m = std::max(m, std::fabs(static_cast<double>(x)));
+  return m;
+}
+
+// Largest |gpu - cpu| over max |cpu|; every GPU logit must be finite.
+double relative_difference(const std::vector<float>& gpu, const std::vector<float>& cpu) {
+  EXPECT_EQ(gpu.size(), cpu.size());
+  double d = 0.0;
+  for (size_t i = 0; i < cpu.size() && i < gpu.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(gpu[i])) << "logit " << i;
+    d = std::max(d, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
+  }
+  return d / max_abs(cpu);
+}
+
+// The CPU's greedy trajectory from a prompt, with the logits of every step, is
+// the reference. The GPU must (1) give logits within the tolerance for the
+// prompt and for each of the 64 steps when fed the same tokens, choosing the
+// same token at each step unless the CPU's logits of the two choices are within
+// the tolerance of each other (a near tie); and (2) decoding greedily on its own
+// (generate_greedy, no host in the loop) produce the same 64 tokens, where a
+// first difference is allowed only at such a near tie.
 void check_against_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_len, int splits) {
   cpu::ThreadPool pool(cpu::default_thread_count());
   auto model = LlamaModel::open(model_file(mc));
   const ModelConfig& c = model->config();
   const int steps = 64;
+  const double tol = logit_tolerance(mc.ftype);
   const auto prompt = prompt_tokens(prompt_len, c.n_vocab);
 
   KvCache cache = model->make_cache(prompt_len + steps + 1);
-  std::vector<float> cpu_logits;
-  model->forward(prompt, cache, pool, cpu_logits);
+  std::vector<std::vector<float>> cpu_logits(1);
+  model->forward(prompt, cache, pool, cpu_logits[0]);
+  std::vector<int32_t> cpu_tokens;
+  for (int k = 0; k < steps; ++k) {
+    cpu_tokens.push_back(argmax(cpu_logits.back()));
+    if (k + 1 < steps) {
+      cpu_logits.emplace_back();
+      model->forward(std::vector<int32_t>{cpu_tokens.back()}, cache, pool, cpu_logits.back());
+    }
+  }
+  auto near_tie = [&](int k, int32_t other) {
+    const std::vector<float>& l = cpu_logits[static_cast<size_t>(k)];
+    return l[static_cast<size_t>(cpu_tokens[static_cast<size_t>(k)])] - l[static_cast<size_t>(other)] <=
+           2.0 * tol * max_abs(l);
+  };
 
   GpuLlamaOptions o;
   o.context = prompt_len + steps + 1;
   o.attention_splits = splits;
   GpuLlama gpu(*model, acc, pool, o);
+
+  // (1) Teacher-forced: the CPU's tokens in, logits compared at every step.
   gpu.forward(prompt);
+  double worst = 0.0;
+  int ties = 0;
   std::vector<float> gpu_logits;
-  gpu.logits(gpu_logits);
-  ASSERT_EQ(gpu_logits.size(), cpu_logits.size());
-
-  double max_diff = 0.0, sq = 0.0;
-  for (size_t i = 0; i < cpu_logits.size(); ++i) {
-    ASSERT_TRUE(std::isfinite(gpu_logits[i])) << "logit " << i;
-    max_diff = std::max(max_diff, std::fabs(static_cast<double>(gpu_logits[i]) - cpu_logits[i]));
-    sq += static_cast<double>(cpu_logits[i]) * cpu_logits[i];
+  for (int k = 0; k < steps; ++k) {
+    gpu.logits(gpu_logits);
+    const double d = relative_difference(gpu_logits, cpu_logits[static_cast<size_t>(k)]);
+    worst = std::max(worst, d);
+    EXPECT_LE(d, tol) << "step " << k;
+    const int32_t choice = argmax(gpu_logits);
+    EXPECT_EQ(choice, gpu.greedy_token()) << "the GPU's own argmax disagrees with its logits at step " << k;
+    if (choice != cpu_tokens[static_cast<size_t>(k)]) {
+      ++ties;
+      EXPECT_TRUE(near_tie(k, choice)) << "step " << k << ": GPU chose " << choice << ", CPU "
+                                       << cpu_tokens[static_cast<size_t>(k)];
+    }
+    if (k + 1 < steps) gpu.forward(std::vector<int32_t>{cpu_tokens[static_cast<size_t>(k)]});
   }
-  const double rms = std::sqrt(sq / cpu_logits.size());
-  ASSERT_GT(rms, 0.1);
-  // GPU and CPU quantize activations identically and take the same integer
-  // products; what differs is float summation order (and f16 rounding of keys).
-  EXPECT_LT(max_diff, 1e-3 * rms + 1e-4) << "max |gpu - cpu| " << max_diff << " (logit rms " << rms << ")";
-  EXPECT_EQ(gpu.greedy_token(), argmax(cpu_logits));
+  EXPECT_LE(ties, 2) << "near ties are rare on these models";
+  std::printf("[ logits   ] %s: worst relative difference %.2e (tolerance %.0e), %d near ties in %d steps\n",
+              case_name(mc).c_str(), worst, tol, ties, steps);
 
-  std::vector<int32_t> cpu_tokens{argmax(cpu_logits)};
-  while (static_cast<int>(cpu_tokens.size()) < steps) {
-    model->forward(std::vector<int32_t>{cpu_tokens.back()}, cache, pool, cpu_logits);
-    cpu_tokens.push_back(argmax(cpu_logits));
-  }
+  // (2) Free-running greedy decoding on the GPU.
+  gpu.reset();
+  gpu.forward(prompt);
   std::vector<int32_t> gpu_tokens{gpu.greedy_token()};
   const auto rest = gpu.generate_greedy(gpu_tokens.back(), steps - 1);
   gpu_tokens.insert(gpu_tokens.end(), rest.begin(), rest.end());
-  EXPECT_EQ(gpu_tokens, cpu_tokens);
   EXPECT_EQ(gpu.position(), prompt_len + steps - 1);
+  int same = 0;
+  while (same < steps && gpu_tokens[static_cast<size_t>(same)] == cpu_tokens[static_cast<size_t>(same)]) ++same;
+  if (same < steps) {
+    EXPECT_TRUE(near_tie(same, gpu_tokens[static_cast<size_t>(same)]))
+        << "greedy tokens differ at step " << same << " without a near tie";
+  }
+  std::printf("[ greedy   ] %s: %d of %d tokens equal%s\n", case_name(mc).c_str(), same, steps,
+              same < steps ? " (then a near tie)" : "");
 }
 
 TEST_P(GpuLlmEngine, MatchesCpuLogitsAndGreedyTokens) {

@@ -54,6 +54,7 @@ struct QmdLayout {
 constexpr uint32_t kQmdTypeGridCta = 2;
 constexpr uint32_t kApiVisibleCallLimitNoCheck = 1;
 constexpr uint32_t kCwdMembarTypeL1Sysmembar = 1;
+constexpr uint32_t kCwdMembarTypeL1Membar = 3;  // GPU scope: enough for a kernel that follows
 constexpr uint32_t kDependentQmdActionSchedule = 1;
 constexpr uint32_t kReleaseStructureSizeFourWords = 0;
 

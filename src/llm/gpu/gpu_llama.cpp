@@ -59,9 +59,12 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   kv_bytes_ = 2ull * c.n_layer * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
   kv_ = acc_.alloc(kv_bytes_);
 
-  splits_ = options_.attention_splits > 0
-                ? options_.attention_splits
-                : static_cast<int>(std::clamp<uint32_t>(2 * acc_.sm_count() / c.n_head_kv, 1, 32));
+  // Decode attention: enough blocks per KV head to fill the GPU at long contexts
+  // (short ones use fewer; see the kernel).
+  splits_ = std::clamp(options_.attention_splits > 0
+                           ? options_.attention_splits
+                           : static_cast<int>(2 * acc_.sm_count() / c.n_head_kv),
+                       1, LLM_ATTN_MAX_SPLITS);
 
   Arena a;
   const uint64_t state = a.take(sizeof(LlmStepState));

@@ -194,26 +194,7 @@ GpuMatrixLayout gpu_matrix_layout(GgmlType type, int64_t rows, int64_t cols) {
   l.format = *format;
   l.rows = rows;
   l.cols = cols;
-  const uint64_t groups = static_cast<uint64_t>(cols) / LLM_GROUP;
-  const uint64_t supers = static_cast<uint64_t>(cols) / LLM_SUPER;
-  uint64_t* rb = l.row_bytes;
-  switch (*format) {
-    case kGpuQ4_0: rb[kQs] = 16 * groups; rb[kScales] = 2 * groups; break;
-    case kGpuQ4_1: rb[kQs] = 16 * groups; rb[kScales] = 4 * groups; break;
-    case kGpuQ5_0: rb[kQs] = 16 * groups; rb[kQh] = 4 * groups; rb[kScales] = 2 * groups; break;
-    case kGpuQ5_1: rb[kQs] = 16 * groups; rb[kQh] = 4 * groups; rb[kScales] = 4 * groups; break;
-    case kGpuQ8_0: rb[kQs] = 32 * groups; rb[kScales] = 2 * groups; break;
-    case kGpuQ4_K: rb[kQs] = 16 * groups; rb[kScales] = 2 * groups; rb[kSuper] = 4 * supers; break;
-    case kGpuQ5_K:
-      rb[kQs] = 16 * groups; rb[kQh] = 4 * groups; rb[kScales] = 2 * groups; rb[kSuper] = 4 * supers;
-      break;
-    case kGpuQ6_K:
-      rb[kQs] = 16 * groups; rb[kQh] = 8 * groups; rb[kScales] = 2 * groups; rb[kSuper] = 2 * supers;
-      break;
-    case kGpuF16:
-    case kGpuBF16: rb[kQs] = 2 * static_cast<uint64_t>(cols); break;
-    case kGpuF32: rb[kQs] = 4 * static_cast<uint64_t>(cols); break;
-  }
+  for (int a = 0; a < kGpuArrayCount; ++a) l.row_bytes[a] = llm_row_bytes(l.format, cols, a);
   return l;
 }
 
