@@ -272,13 +272,7 @@ void GpuBackend::rethrow_with_context(const Error& e) const {
 }
 
 LaunchSpec GpuBackend::lower(const PlannedKernel& k, const FusionPlan& plan) const {
-  switch (k.kind) {
-    case PlannedKernel::Kind::kElementwise: return generate_elementwise(k.root.get(), plan, target_);
-    case PlannedKernel::Kind::kReduce: return generate_reduce(k.reduce.get(), k.root.get(), plan, target_);
-    case PlannedKernel::Kind::kScan: return generate_scan(k.root.get(), plan, target_);
-    case PlannedKernel::Kind::kLibrary: return lower_library(k.root.get(), plan, target_);
-  }
-  throw Error("internal: unknown kernel kind");
+  return lower_kernel(k, plan, target_);
 }
 
 BoundLaunch GpuBackend::bind(const LaunchSpec& spec, std::shared_ptr<gpu::Kernel> kernel,

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "kernels/embedded.h"
+#include "tensor/gpu/fused_kernels.h"
 
 namespace nvhcq::tensor {
 namespace {
@@ -195,6 +196,20 @@ LaunchSpec lower_library(const Node* node, const FusionPlan& plan, const KernelT
     default: break;
   }
   throw Error(std::string("internal: no GPU library kernel for op ") + op_name(node->op));
+}
+
+}  // namespace nvhcq::tensor
+
+namespace nvhcq::tensor {
+
+LaunchSpec lower_kernel(const PlannedKernel& k, const FusionPlan& plan, const KernelTarget& target) {
+  switch (k.kind) {
+    case PlannedKernel::Kind::kElementwise: return generate_elementwise(k.root.get(), plan, target);
+    case PlannedKernel::Kind::kReduce: return generate_reduce(k.reduce.get(), k.root.get(), plan, target);
+    case PlannedKernel::Kind::kScan: return generate_scan(k.root.get(), plan, target);
+    case PlannedKernel::Kind::kLibrary: return lower_library(k.root.get(), plan, target);
+  }
+  throw Error("internal: unknown kernel kind");
 }
 
 }  // namespace nvhcq::tensor
