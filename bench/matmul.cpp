@@ -195,6 +195,9 @@ class MatmulBench {
       } else {
         Stats st = summarize(r.ms);
         double tflops = flop / (st.p50 * 1e-3) / 1e12;
+        // Progress in the log, row by row: what was measured survives a later crash.
+        std::fprintf(stderr, "bench_matmul: %s %u on %s (%s): %.3f ms, %.1f TFLOP/s\n", kernels::gemm_type_name(type),
+                     n, r.name.c_str(), r.kernel_label.c_str(), st.p50, tflops);
         row["check"] = std::string("ok");
         row["ms"] = st.p50;
         row["min ms"] = st.min;
@@ -256,6 +259,7 @@ int run(const ArgParser::Result& args) {
   for (GemmType type : cfg.types) {
     if (cfg.sweep) {
       for (const auto& v : kernels::gemm_variants(type, backends.front().acc->arch())) {
+        if (!cfg.wgmma && v == kernels::kWgmmaVariant) continue;
         bench.run_size(report, type, cfg.sweep_size, v);
       }
     } else {
