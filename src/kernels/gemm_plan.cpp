@@ -163,8 +163,8 @@ std::vector<std::string> gemm_variants(GemmType type, const std::string& arch) {
   if (type == GemmType::kF32) {
     for (const auto& c : kF32Configs) names.push_back(c.name);
   } else {
-    if (is_hopper(arch)) names.push_back(kWgmmaVariant);
     for (const auto& c : kMmaConfigs) names.push_back(c.name);
+    if (is_hopper(arch)) names.push_back(kWgmmaVariant);  // last: the newest code runs after the rest
   }
   return names;
 }

@@ -46,7 +46,7 @@ struct GemmProblem {
 // that cannot address the shape, such as a vector loader for odd N, is refused
 // with UsageError).
 KernelLaunch plan_gemm(const GemmProblem& p, uint32_t sm_count, const std::string& variant = "");
-// The configurations of a type (for `arch`: "sm_90" adds the wgmma kernel).
+// The configurations of a type (for `arch` "sm_90" the wgmma kernel comes last).
 std::vector<std::string> gemm_variants(GemmType type, const std::string& arch = "");
 // The Hopper warpgroup (wgmma) kernel's variant name, and whether it can run `p`.
 extern const char* const kWgmmaVariant;
