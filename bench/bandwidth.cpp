@@ -36,11 +36,16 @@ struct Buffers {
 enum class Test { kH2DPinned, kD2HPinned, kH2DPageable, kD2HPageable, kD2D };
 const char* test_name(Test t) {
   switch (t) {
-    case Test::kH2DPinned: return "host->device pinned";
-    case Test::kD2HPinned: return "device->host pinned";
-    case Test::kH2DPageable: return "host->device pageable";
-    case Test::kD2HPageable: return "device->host pageable";
-    case Test::kD2D: return "device->device";
+    case Test::kH2DPinned:
+      return "host->device pinned";
+    case Test::kD2HPinned:
+      return "device->host pinned";
+    case Test::kH2DPageable:
+      return "host->device pageable";
+    case Test::kD2HPageable:
+      return "device->host pageable";
+    case Test::kD2D:
+      return "device->device";
   }
   return "?";
 }
@@ -51,12 +56,14 @@ void check_equal(const void* got, const void* want, size_t bytes, const std::str
   const auto* g = static_cast<const uint8_t*>(got);
   const auto* w = static_cast<const uint8_t*>(want);
   while (i < bytes && g[i] == w[i]) ++i;
-  throw CheckFailure(what + ": byte " + std::to_string(i) + " of " + std::to_string(bytes) + " differs");
+  throw CheckFailure(what + ": byte " + std::to_string(i) + " of " + std::to_string(bytes) +
+                     " differs");
 }
 
 class BandwidthBench {
  public:
-  BandwidthBench(const Config& cfg, std::vector<Backend>& backends) : cfg_(cfg), backends_(backends) {}
+  BandwidthBench(const Config& cfg, std::vector<Backend>& backends)
+      : cfg_(cfg), backends_(backends) {}
 
   void run_size(Report& report, uint64_t size) {
     std::string label = bytes_label(size);
@@ -81,36 +88,46 @@ class BandwidthBench {
 
     const int pinned_reps = static_cast<int>(std::clamp<uint64_t>((512ull << 20) / size, 2, 200));
     const int pageable_reps = static_cast<int>(std::clamp<uint64_t>((256ull << 20) / size, 2, 50));
-    for (Test t : {Test::kH2DPinned, Test::kD2HPinned, Test::kH2DPageable, Test::kD2HPageable, Test::kD2D}) {
+    for (Test t :
+         {Test::kH2DPinned, Test::kD2HPinned, Test::kH2DPageable, Test::kD2HPageable, Test::kD2D}) {
       std::vector<std::vector<double>> gbps(backends_.size());
       for (int blk = 0; blk < cfg_.blocks; ++blk) {
         for (size_t bi = 0; bi < backends_.size(); ++bi) {
           gpu::Accelerator& acc = *backends_[bi].acc;
           Buffers& b = bufs[bi];
-          acc.copy(b.dev2->va(), b.dev->va(), std::min<uint64_t>(size, 1 << 20));  // wake this context
+          acc.copy(b.dev2->va(), b.dev->va(),
+                   std::min<uint64_t>(size, 1 << 20));  // wake this context
           acc.synchronize();
           double seconds = 0;
           double bytes = static_cast<double>(size);
           switch (t) {
             case Test::kH2DPinned:
-              seconds = gpu_ms_per_rep(acc, pinned_reps, [&] { acc.copy(b.dev->va(), b.host_src->va(), size); }) * 1e-3;
+              seconds = gpu_ms_per_rep(acc, pinned_reps,
+                                       [&] { acc.copy(b.dev->va(), b.host_src->va(), size); }) *
+                        1e-3;
               break;
             case Test::kD2HPinned:
-              seconds = gpu_ms_per_rep(acc, pinned_reps, [&] { acc.copy(b.host_dst->va(), b.dev->va(), size); }) * 1e-3;
+              seconds = gpu_ms_per_rep(acc, pinned_reps,
+                                       [&] { acc.copy(b.host_dst->va(), b.dev->va(), size); }) *
+                        1e-3;
               break;
             case Test::kD2D:
-              seconds = gpu_ms_per_rep(acc, pinned_reps, [&] { acc.copy(b.dev2->va(), b.dev->va(), size); }) * 1e-3;
+              seconds = gpu_ms_per_rep(acc, pinned_reps,
+                                       [&] { acc.copy(b.dev2->va(), b.dev->va(), size); }) *
+                        1e-3;
               bytes *= 2;  // read + written
               break;
             case Test::kH2DPageable: {
               double t0 = now_us();
-              for (int i = 0; i < pageable_reps; ++i) acc.upload(*b.dev, 0, pageable_src.data(), size);
+              for (int i = 0; i < pageable_reps; ++i)
+                acc.upload(*b.dev, 0, pageable_src.data(), size);
               seconds = (now_us() - t0) * 1e-6 / pageable_reps;
               break;
             }
             case Test::kD2HPageable: {
               double t0 = now_us();
-              for (int i = 0; i < pageable_reps; ++i) acc.download(pageable_dst.data(), *b.dev, 0, size);
+              for (int i = 0; i < pageable_reps; ++i)
+                acc.download(pageable_dst.data(), *b.dev, 0, size);
               seconds = (now_us() - t0) * 1e-6 / pageable_reps;
               break;
             }
@@ -120,13 +137,14 @@ class BandwidthBench {
       }
       for (size_t bi = 0; bi < backends_.size(); ++bi) {
         Stats st = summarize(gbps[bi]);
-        report.add_row({{"test", std::string(test_name(t))},
-                        {"size", label},
-                        {"bytes", static_cast<int64_t>(size)},
-                        {"backend", backends_[bi].name},
-                        {"GB/s", st.p50},
-                        {"min GB/s", st.min},
-                        {"us", static_cast<double>(size) * (t == Test::kD2D ? 2 : 1) / (st.p50 * 1e9) * 1e6}});
+        report.add_row(
+            {{"test", std::string(test_name(t))},
+             {"size", label},
+             {"bytes", static_cast<int64_t>(size)},
+             {"backend", backends_[bi].name},
+             {"GB/s", st.p50},
+             {"min GB/s", st.min},
+             {"us", static_cast<double>(size) * (t == Test::kD2D ? 2 : 1) / (st.p50 * 1e9) * 1e6}});
       }
     }
   }
@@ -167,8 +185,8 @@ class BandwidthBench {
 
  private:
   // Every path once, byte for byte: pinned up and down, device to device, pageable up and down.
-  void verify(gpu::Accelerator& acc, Buffers& b, const std::vector<uint8_t>& src, std::vector<uint8_t>& dst,
-              const std::string& what) {
+  void verify(gpu::Accelerator& acc, Buffers& b, const std::vector<uint8_t>& src,
+              std::vector<uint8_t>& dst, const std::string& what) {
     const size_t size = src.size();
     std::memset(b.host_dst_ptr, 0xa5, size);
     acc.copy(b.dev->va(), b.host_src->va(), size);
@@ -197,8 +215,11 @@ int run(const ArgParser::Result& args) {
   Report report("copy bandwidth and allocation (C2)",
                 {"test", "size", "backend", "GB/s", "min GB/s", "us", "p99 us"});
   describe(report, backends);
-  report.set_meta("timing", "pinned and device copies: GPU time points around a batch; pageable and allocation: "
-                            "host clock; median of " + std::to_string(cfg.blocks) + " alternating batches");
+  report.set_meta(
+      "timing",
+      "pinned and device copies: GPU time points around a batch; pageable and allocation: "
+      "host clock; median of " +
+          std::to_string(cfg.blocks) + " alternating batches");
   report.set_meta("device->device bytes", "read + written (2x the size)");
   BandwidthBench bench(cfg, backends);
   for (uint64_t s : cfg.sizes) bench.run_size(report, s);
@@ -213,7 +234,8 @@ int run(const ArgParser::Result& args) {
 
 int main(int argc, char** argv) {
   using namespace nvhcq;
-  ArgParser parser("bench_bandwidth", "Copy bandwidth and allocation latency through nv and cuda (C2).");
+  ArgParser parser("bench_bandwidth",
+                   "Copy bandwidth and allocation latency through nv and cuda (C2).");
   parser.option("sizes", "LIST", "copy sizes (suffixes Ki, Mi, Gi)", "1Mi,16Mi,256Mi,1Gi")
       .option("alloc-sizes", "LIST", "allocation sizes", "1Mi,16Mi,256Mi")
       .option("backend", "LIST", "backends: nv, cuda or both", "nv,cuda")

@@ -33,7 +33,9 @@ struct Step {
 const std::vector<Step>& steps() {
   static const std::vector<Step> s = {
       {"matmul", "bench_matmul", {"--sizes", "256,1024,4096", "--blocks", "3"}},
-      {"bandwidth", "bench_bandwidth", {"--sizes", "1Mi,256Mi", "--alloc-sizes", "1Mi,256Mi", "--blocks", "3"}},
+      {"bandwidth",
+       "bench_bandwidth",
+       {"--sizes", "1Mi,256Mi", "--alloc-sizes", "1Mi,256Mi", "--blocks", "3"}},
       {"launch", "bench_launch", {"--iters", "500", "--back-to-back", "2000"}},
       {"elementwise", "bench_elementwise", {"--counts", "1M,100M", "--blocks", "3"}},
       {"mlp", "bench_mlp", {"--iters", "200"}},
@@ -52,8 +54,9 @@ std::string now_text() {
 // (build/bench/), a dist folder (dist/bench/), or the current directory.
 std::string find_ensure_script() {
   std::string exe = executable_dir();
-  for (const std::string& c : {exe + "/../../scripts/ensure-deb-packages.sh", exe + "/../scripts/ensure-deb-packages.sh",
-                               exe + "/../ensure-deb-packages.sh", std::string("scripts/ensure-deb-packages.sh")}) {
+  for (const std::string& c :
+       {exe + "/../../scripts/ensure-deb-packages.sh", exe + "/../scripts/ensure-deb-packages.sh",
+        exe + "/../ensure-deb-packages.sh", std::string("scripts/ensure-deb-packages.sh")}) {
     if (fs::exists(c)) return fs::weakly_canonical(c).string();
   }
   return "";
@@ -66,15 +69,19 @@ std::string ensure_gnuplot(const std::string& out, std::string* why) {
   if (!gp.empty()) return gp;
   std::string script = find_ensure_script();
   if (script.empty()) {
-    *why = "gnuplot is not installed and scripts/ensure-deb-packages.sh was not found next to this program";
+    *why =
+        "gnuplot is not installed and scripts/ensure-deb-packages.sh was not found next to this "
+        "program";
     return "";
   }
   std::printf("bench_compare: gnuplot is missing; trying %s gnuplot-nox\n", script.c_str());
   std::fflush(stdout);
-  ProcessResult r = run_process({"/bin/bash", script, "gnuplot-nox"}, out + "/gnuplot-install.log", 600);
+  ProcessResult r =
+      run_process({"/bin/bash", script, "gnuplot-nox"}, out + "/gnuplot-install.log", 600);
   gp = find_on_path("gnuplot");
   if (gp.empty()) {
-    *why = "gnuplot is not installed and could not be (" + r.describe() + "): " + tail_of_file(out + "/gnuplot-install.log", 3);
+    *why = "gnuplot is not installed and could not be (" + r.describe() +
+           "): " + tail_of_file(out + "/gnuplot-install.log", 3);
     while (!why->empty() && why->back() == '\n') why->pop_back();
   }
   return gp;
@@ -101,12 +108,14 @@ int run(const ArgParser::Result& args) {
       if (!only.empty() && std::find(only.begin(), only.end(), s.name) == only.end()) continue;
       std::string json = out + "/" + s.name + ".json", log = out + "/" + s.name + ".log";
       fs::remove(json);
-      std::vector<std::string> argv = {bin + "/" + s.program, "--backend", args.get("backend"), "--json", json};
+      std::vector<std::string> argv = {bin + "/" + s.program, "--backend", args.get("backend"),
+                                       "--json", json};
       if (quick) argv.insert(argv.end(), s.quick_args.begin(), s.quick_args.end());
       std::printf("[%d/%zu] %s ...", index, steps().size(), s.program);
       std::fflush(stdout);
       ProcessResult r = run_process(argv, log, timeout);
-      std::printf(" %s (%.0f s, log %s)\n", r.ok() ? "ok" : r.describe().c_str(), r.seconds, log.c_str());
+      std::printf(" %s (%.0f s, log %s)\n", r.ok() ? "ok" : r.describe().c_str(), r.seconds,
+                  log.c_str());
       std::string note;
       if (!r.ok() && !fs::exists(json) && std::string(s.name) == "matmul") {
         // No results at all (a crash, a GPU fault, a hang): the sm_90 wgmma kernel is
@@ -117,7 +126,8 @@ int run(const ArgParser::Result& args) {
         std::fflush(stdout);
         ProcessResult again = run_process(argv, log, timeout);
         std::printf(" %s (%.0f s)\n", again.ok() ? "ok" : again.describe().c_str(), again.seconds);
-        note = "the first run ended (" + r.describe() + ") without results, see matmul-first-attempt.log; " +
+        note = "the first run ended (" + r.describe() +
+               ") without results, see matmul-first-attempt.log; " +
                "these results are from a rerun with --no-wgmma";
         all_ok = false;
         r = again;
@@ -125,7 +135,8 @@ int run(const ArgParser::Result& args) {
       if (!r.ok()) {
         all_ok = false;
         std::printf("%s", tail_of_file(log, 15).c_str());
-        note += std::string(note.empty() ? "" : "; ") + s.program + " failed: " + r.describe() + " (see " + s.name + ".log)";
+        note += std::string(note.empty() ? "" : "; ") + s.program + " failed: " + r.describe() +
+                " (see " + s.name + ".log)";
       }
       if (!note.empty()) status[s.name] = note;
       std::fflush(stdout);
@@ -135,7 +146,8 @@ int run(const ArgParser::Result& args) {
   CompareInputs in = load_results(out);
   for (const auto& [k, v] : status) in.status[k] = v;
   in.generated = now_text();
-  if (in.results.empty()) throw Error("no benchmark results in " + out + " (nothing ran, or every run failed)");
+  if (in.results.empty())
+    throw Error("no benchmark results in " + out + " (nothing ran, or every run failed)");
 
   std::vector<std::string> pngs = write_chart_script(in, out);
   std::string charts_note;
@@ -146,8 +158,10 @@ int run(const ArgParser::Result& args) {
     std::string why;
     std::string gnuplot = ensure_gnuplot(out, &why);
     if (gnuplot.empty()) {
-      charts_note = "Charts not drawn: " + why + ". Draw them on any machine with gnuplot: "
-                    "`gnuplot charts.gp` in this folder (or `bench_compare --render-only --out DIR`).";
+      charts_note =
+          "Charts not drawn: " + why +
+          ". Draw them on any machine with gnuplot: "
+          "`gnuplot charts.gp` in this folder (or `bench_compare --render-only --out DIR`).";
     } else {
       for (const auto& p : pngs) fs::remove(out + "/" + p);
       ProcessResult r = run_process({gnuplot, "charts.gp"}, out + "/gnuplot.log", 120, out);
@@ -174,8 +188,9 @@ int run(const ArgParser::Result& args) {
 
 int main(int argc, char** argv) {
   using namespace nvhcq;
-  ArgParser parser("bench_compare",
-                   "Runs C1-C5 on nv and cuda and writes one report (markdown + PNG charts) into --out.");
+  ArgParser parser(
+      "bench_compare",
+      "Runs C1-C5 on nv and cuda and writes one report (markdown + PNG charts) into --out.");
   parser.option("out", "DIR", "output folder (JSON, logs, report.md, charts)", "bench-report")
       .option("backend", "LIST", "backends: nv, cuda or both", "nv,cuda")
       .option("only", "LIST", "run only these: matmul, bandwidth, launch, elementwise, mlp")

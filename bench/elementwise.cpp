@@ -39,10 +39,14 @@ ElementwiseOp parse_op(const std::string& s) {
 
 double reference(ElementwiseOp op, double a, double b) {
   switch (op) {
-    case ElementwiseOp::kAdd: return a + b;
-    case ElementwiseOp::kMul: return a * b;
-    case ElementwiseOp::kExp: return std::exp(a);
-    case ElementwiseOp::kRelu: return a < 0 ? 0 : a;
+    case ElementwiseOp::kAdd:
+      return a + b;
+    case ElementwiseOp::kMul:
+      return a * b;
+    case ElementwiseOp::kExp:
+      return std::exp(a);
+    case ElementwiseOp::kRelu:
+      return a < 0 ? 0 : a;
   }
   return 0;
 }
@@ -53,7 +57,8 @@ struct Operands {
 
 class ElementwiseBench {
  public:
-  ElementwiseBench(const Config& cfg, std::vector<Backend>& backends) : cfg_(cfg), backends_(backends) {}
+  ElementwiseBench(const Config& cfg, std::vector<Backend>& backends)
+      : cfg_(cfg), backends_(backends) {}
 
   void run_count(Report& report, GemmType type, uint64_t n) {
     const size_t es = kernels::gemm_element_bytes(type);
@@ -69,10 +74,12 @@ class ElementwiseBench {
       acc.upload(*ops[bi].b, 0, b.bytes.data(), n * es);
     }
     for (ElementwiseOp op : cfg_.ops) {
-      kernels::KernelLaunch plan = kernels::plan_elementwise(op, type, n, backends_.front().acc->sm_count());
+      kernels::KernelLaunch plan =
+          kernels::plan_elementwise(op, type, n, backends_.front().acc->sm_count());
       const int inputs = kernels::elementwise_inputs(op);
       std::vector<const gpu::Kernel*> kern(backends_.size());
-      for (size_t bi = 0; bi < backends_.size(); ++bi) kern[bi] = &loader_.get(*backends_[bi].acc, plan);
+      for (size_t bi = 0; bi < backends_.size(); ++bi)
+        kern[bi] = &loader_.get(*backends_[bi].acc, plan);
       auto issue = [&](size_t bi) {
         gpu::KernelArgs args;
         args.ptr(ops[bi].out->va()).ptr(ops[bi].a->va());
@@ -131,7 +138,8 @@ class ElementwiseBench {
  private:
   // Empty when the kernel's output matches the reference, else what differs.
   std::string verify(size_t bi, ElementwiseOp op, GemmType type, uint64_t n, const HostTensor& a,
-                     const HostTensor& b, gpu::DeviceMemory& out, const std::function<void()>& issue) {
+                     const HostTensor& b, gpu::DeviceMemory& out,
+                     const std::function<void()>& issue) {
     gpu::Accelerator& acc = *backends_[bi].acc;
     const size_t es = kernels::gemm_element_bytes(type);
     std::vector<uint8_t> poison(n * es, 0xff);
@@ -149,11 +157,13 @@ class ElementwiseBench {
       for (uint64_t i = lo; i < hi; ++i) {
         double want = reference(op, a.values[i], b.values[i]);
         double g = got[i - lo];
-        double tol = type == GemmType::kF32 ? std::fabs(want) * 1e-6 + 1e-30 : std::fabs(want) * 1.5e-3 + 1e-7;
+        double tol = type == GemmType::kF32 ? std::fabs(want) * 1e-6 + 1e-30
+                                            : std::fabs(want) * 1.5e-3 + 1e-7;
         if (!(std::fabs(g - want) <= tol)) {
-          return std::string(kernels::elementwise_op_name(op)) + " " + kernels::gemm_type_name(type) +
-                 " n=" + std::to_string(n) + " on " + backends_[bi].name + ": element " + std::to_string(i) +
-                 " is " + std::to_string(g) + ", expected " + std::to_string(want);
+          return std::string(kernels::elementwise_op_name(op)) + " " +
+                 kernels::gemm_type_name(type) + " n=" + std::to_string(n) + " on " +
+                 backends_[bi].name + ": element " + std::to_string(i) + " is " +
+                 std::to_string(g) + ", expected " + std::to_string(want);
         }
       }
     }
@@ -177,10 +187,12 @@ int run(const ArgParser::Result& args) {
   cfg.counts = parse_count_list(args.get("counts"));
   cfg.blocks = static_cast<int>(std::max(1LL, args.get_int("blocks")));
   auto backends = open_backends(args.get("backend"));
-  Report report("elementwise bandwidth (C4)", {"op", "type", "count", "backend", "check", "GB/s", "us"});
+  Report report("elementwise bandwidth (C4)",
+                {"op", "type", "count", "backend", "check", "GB/s", "us"});
   describe(report, backends);
   report.set_meta("bytes", "read + written");
-  report.set_meta("timing", "median of " + std::to_string(cfg.blocks) + " alternating batches, GPU time points");
+  report.set_meta("timing", "median of " + std::to_string(cfg.blocks) +
+                                " alternating batches, GPU time points");
   ElementwiseBench bench(cfg, backends);
   for (GemmType t : cfg.types) {
     for (uint64_t n : cfg.counts) bench.run_count(report, t, n);
@@ -188,8 +200,9 @@ int run(const ArgParser::Result& args) {
   report.print();
   report.write_json(args.get("json"));
   if (!bench.failures().empty()) {
-    throw CheckFailure(std::to_string(bench.failures().size()) + " kernel(s) disagree with the CPU reference; first: " +
-                       bench.failures().front());
+    throw CheckFailure(
+        std::to_string(bench.failures().size()) +
+        " kernel(s) disagree with the CPU reference; first: " + bench.failures().front());
   }
   return 0;
 }

@@ -43,9 +43,12 @@ struct Config {
 
 cuda::CublasGemmType cublas_type(GemmType t) {
   switch (t) {
-    case GemmType::kF32: return cuda::CublasGemmType::kF32;
-    case GemmType::kF16: return cuda::CublasGemmType::kF16;
-    case GemmType::kBF16: return cuda::CublasGemmType::kBF16;
+    case GemmType::kF32:
+      return cuda::CublasGemmType::kF32;
+    case GemmType::kF16:
+      return cuda::CublasGemmType::kF16;
+    case GemmType::kBF16:
+      return cuda::CublasGemmType::kBF16;
   }
   return cuda::CublasGemmType::kF32;
 }
@@ -119,8 +122,8 @@ class MatmulBench {
 
     auto issue = [&](Runner& r) {
       if (r.kernel == nullptr) {
-        cublas_->gemm(cublas_type(type), r.c->va(), r.a->va(), r.b->va(), static_cast<int>(m), static_cast<int>(n),
-                      static_cast<int>(k));
+        cublas_->gemm(cublas_type(type), r.c->va(), r.a->va(), r.b->va(), static_cast<int>(m),
+                      static_cast<int>(n), static_cast<int>(k));
         return;
       }
       gpu::KernelArgs args;
@@ -137,8 +140,9 @@ class MatmulBench {
     };
     auto time_batch = [&](Runner& r, int reps) {
       if (r.kernel == nullptr) {
-        return cublas_->time_ms(cublas_type(type), r.c->va(), r.a->va(), r.b->va(), static_cast<int>(m),
-                                static_cast<int>(n), static_cast<int>(k), reps);
+        return cublas_->time_ms(cublas_type(type), r.c->va(), r.a->va(), r.b->va(),
+                                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                                reps);
       }
       return gpu_ms_per_rep(*r.acc, reps, [&] { issue(r); });
     };
@@ -154,8 +158,9 @@ class MatmulBench {
       Agreement ag = check_gemm(a.values, b.values, decode(type, out, size_t{m} * n), m, n, k);
       if (!ag.ok(tol)) {
         r.failed = true;
-        failures_.push_back(std::string(kernels::gemm_type_name(type)) + " " + std::to_string(n) + "^3 on " + r.name +
-                            " (" + r.kernel_label + "): " + ag.describe() + ", tolerance " + std::to_string(tol));
+        failures_.push_back(std::string(kernels::gemm_type_name(type)) + " " + std::to_string(n) +
+                            "^3 on " + r.name + " (" + r.kernel_label + "): " + ag.describe() +
+                            ", tolerance " + std::to_string(tol));
         std::fprintf(stderr, "bench_matmul: CHECK FAILED: %s\n", failures_.back().c_str());
       }
     }
@@ -182,7 +187,8 @@ class MatmulBench {
     const double flop = 2.0 * m * n * k;
     double cublas_tflops = 0;
     for (auto& r : runners) {
-      if (r.name == "cublas" && !r.failed) cublas_tflops = flop / (summarize(r.ms).p50 * 1e-3) / 1e12;
+      if (r.name == "cublas" && !r.failed)
+        cublas_tflops = flop / (summarize(r.ms).p50 * 1e-3) / 1e12;
     }
     for (auto& r : runners) {
       std::map<std::string, Value> row{{"type", std::string(kernels::gemm_type_name(type))},
@@ -196,8 +202,9 @@ class MatmulBench {
         Stats st = summarize(r.ms);
         double tflops = flop / (st.p50 * 1e-3) / 1e12;
         // Progress in the log, row by row: what was measured survives a later crash.
-        std::fprintf(stderr, "bench_matmul: %s %u on %s (%s): %.3f ms, %.1f TFLOP/s\n", kernels::gemm_type_name(type),
-                     n, r.name.c_str(), r.kernel_label.c_str(), st.p50, tflops);
+        std::fprintf(stderr, "bench_matmul: %s %u on %s (%s): %.3f ms, %.1f TFLOP/s\n",
+                     kernels::gemm_type_name(type), n, r.name.c_str(), r.kernel_label.c_str(),
+                     st.p50, tflops);
         row["check"] = std::string("ok");
         row["ms"] = st.p50;
         row["min ms"] = st.min;
@@ -221,7 +228,8 @@ class MatmulBench {
 
 int run(const ArgParser::Result& args) {
   Config cfg;
-  for (const auto& t : split_list(args.get("types"))) cfg.types.push_back(kernels::parse_gemm_type(t));
+  for (const auto& t : split_list(args.get("types")))
+    cfg.types.push_back(kernels::parse_gemm_type(t));
   cfg.sizes = parse_count_list(args.get("sizes"));
   cfg.variant = args.get("variant");
   cfg.sweep = args.flag("sweep");
@@ -236,7 +244,8 @@ int run(const ArgParser::Result& args) {
 
   auto backends = open_backends(args.get("backend"));
   std::unique_ptr<cuda::CublasGemm> cublas;
-  bool has_cuda = std::any_of(backends.begin(), backends.end(), [](const Backend& b) { return b.name == "cuda"; });
+  bool has_cuda = std::any_of(backends.begin(), backends.end(),
+                              [](const Backend& b) { return b.name == "cuda"; });
   std::string cublas_note = "not run (--no-cublas)";
   if (cfg.cublas && !has_cuda) cublas_note = "not run (needs the cuda backend)";
   if (cfg.cublas && has_cuda) {
@@ -249,12 +258,14 @@ int run(const ArgParser::Result& args) {
     }
   }
 
-  Report report(cfg.sweep ? "matmul tile configurations" : "matmul (C1)",
-                {"type", "size", "backend", "family", "kernel", "check", "ms", "TFLOP/s", "% of cuBLAS"});
+  Report report(
+      cfg.sweep ? "matmul tile configurations" : "matmul (C1)",
+      {"type", "size", "backend", "family", "kernel", "check", "ms", "TFLOP/s", "% of cuBLAS"});
   describe(report, backends);
   report.set_meta("cuBLAS", cublas_note);
-  report.set_meta("timing", "median of " + std::to_string(cfg.blocks) + " alternating batches of ~" +
-                                std::to_string(static_cast<int>(cfg.target_ms)) + " ms, GPU time points");
+  report.set_meta("timing",
+                  "median of " + std::to_string(cfg.blocks) + " alternating batches of ~" +
+                      std::to_string(static_cast<int>(cfg.target_ms)) + " ms, GPU time points");
   MatmulBench bench(cfg, backends, cublas.get());
   for (GemmType type : cfg.types) {
     if (cfg.sweep) {
@@ -263,14 +274,16 @@ int run(const ArgParser::Result& args) {
         bench.run_size(report, type, cfg.sweep_size, v);
       }
     } else {
-      for (uint64_t n : cfg.sizes) bench.run_size(report, type, static_cast<uint32_t>(n), cfg.variant);
+      for (uint64_t n : cfg.sizes)
+        bench.run_size(report, type, static_cast<uint32_t>(n), cfg.variant);
     }
   }
   report.print();
   report.write_json(args.get("json"));
   if (!bench.failures().empty()) {
-    throw CheckFailure(std::to_string(bench.failures().size()) + " product(s) disagree with the CPU reference; first: " +
-                       bench.failures().front());
+    throw CheckFailure(
+        std::to_string(bench.failures().size()) +
+        " product(s) disagree with the CPU reference; first: " + bench.failures().front());
   }
   return 0;
 }
@@ -280,7 +293,8 @@ int run(const ArgParser::Result& args) {
 
 int main(int argc, char** argv) {
   using namespace nvhcq;
-  ArgParser parser("bench_matmul", "Matrix product GFLOP/s: nvhcq's kernels on nv and cuda, and cuBLAS (C1).");
+  ArgParser parser("bench_matmul",
+                   "Matrix product GFLOP/s: nvhcq's kernels on nv and cuda, and cuBLAS (C1).");
   parser.option("types", "LIST", "element types: f32, f16, bf16", "f32,f16,bf16")
       .option("sizes", "LIST", "square sizes", "256,512,1024,2048,4096,8192")
       .option("backend", "LIST", "backends: nv, cuda or both", "nv,cuda")

@@ -7,7 +7,8 @@
 // weights and activations are f16) for both ways before timing. The backends
 // alternate in blocks; the first samples after a switch are dropped (the GPU
 // changes context).
-//   bench_mlp [--types f32,f16] [--batches 1,256] [--iters 1000] [--backend nv,cuda] [--json out.json]
+//   bench_mlp [--types f32,f16] [--batches 1,256] [--iters 1000] [--backend nv,cuda] [--json
+//   out.json]
 
 #include <algorithm>
 #include <cmath>
@@ -58,7 +59,8 @@ struct HostModel {
       for (uint32_t r = 0; r < batch; ++r) {
         for (uint32_t k = 0; k < in; ++k) {
           double a = act[size_t{r} * in + k];
-          for (uint32_t c = 0; c < out; ++c) next[size_t{r} * out + c] += a * w[l].values[size_t{k} * out + c];
+          for (uint32_t c = 0; c < out; ++c)
+            next[size_t{r} * out + c] += a * w[l].values[size_t{k} * out + c];
         }
       }
       std::vector<float> stored(next.size());
@@ -84,7 +86,8 @@ struct HostModel {
 // One backend's copy of the model and its six launches.
 class DeviceModel {
  public:
-  DeviceModel(gpu::Accelerator& acc, KernelLoader& loader, const HostModel& m) : acc_(acc), batch_(m.batch) {
+  DeviceModel(gpu::Accelerator& acc, KernelLoader& loader, const HostModel& m)
+      : acc_(acc), batch_(m.batch) {
     const size_t es = kernels::gemm_element_bytes(m.type);
     auto upload = [&](const HostTensor& t) {
       auto mem = acc.alloc(t.bytes.size());
@@ -96,8 +99,8 @@ class DeviceModel {
       w_[l] = upload(m.w[l]);
       b_[l] = upload(m.b[l]);
       act_[l] = acc.alloc(size_t{batch_} * kWidths[l + 1] * es);
-      gemm_plan_[l] = kernels::plan_gemm(kernels::GemmProblem{m.type, batch_, kWidths[l + 1], kWidths[l], true},
-                                        acc.sm_count());
+      gemm_plan_[l] = kernels::plan_gemm(
+          kernels::GemmProblem{m.type, batch_, kWidths[l + 1], kWidths[l], true}, acc.sm_count());
       bias_plan_[l] = kernels::plan_bias_act(m.type, batch_, kWidths[l + 1], acc.sm_count());
       gemm_[l] = &loader.get(acc, gemm_plan_[l]);
       bias_[l] = &loader.get(acc, bias_plan_[l]);
@@ -109,10 +112,16 @@ class DeviceModel {
       uint64_t in = l == 0 ? x_->va() : act_[l - 1]->va();
       gpu::KernelArgs g;
       g.ptr(act_[l]->va()).ptr(in).ptr(w_[l]->va());
-      g.add(static_cast<int32_t>(batch_)).add(static_cast<int32_t>(kWidths[l + 1])).add(static_cast<int32_t>(kWidths[l]));
+      g.add(static_cast<int32_t>(batch_))
+          .add(static_cast<int32_t>(kWidths[l + 1]))
+          .add(static_cast<int32_t>(kWidths[l]));
       acc_.launch(*gemm_[l], g, dims_of(gemm_plan_[l]));
       gpu::KernelArgs b;
-      b.ptr(act_[l]->va()).ptr(b_[l]->va()).add(batch_).add(kWidths[l + 1]).add(static_cast<uint32_t>(l < 2 ? 1 : 0));
+      b.ptr(act_[l]->va())
+          .ptr(b_[l]->va())
+          .add(batch_)
+          .add(kWidths[l + 1])
+          .add(static_cast<uint32_t>(l < 2 ? 1 : 0));
       acc_.launch(*bias_[l], b, dims_of(bias_plan_[l]));
     }
   }
@@ -149,7 +158,8 @@ class DeviceModel {
   std::unique_ptr<gpu::Graph> graph_;
 };
 
-double rel_error(const std::vector<float>& got, const std::vector<double>& ref, size_t* non_finite) {
+double rel_error(const std::vector<float>& got, const std::vector<double>& ref,
+                 size_t* non_finite) {
   double num = 0, den = 0;
   *non_finite = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
@@ -176,7 +186,8 @@ int run(const ArgParser::Result& args) {
   Report report("MLP 784-256-128-10 (C5)",
                 {"type", "batch", "backend", "mode", "check", "p50 us", "p99 us", "samples/s"});
   describe(report, backends);
-  report.set_meta("forward", "3 GEMMs + 3 bias(+relu) kernels, then synchronize; latency on the host clock");
+  report.set_meta("forward",
+                  "3 GEMMs + 3 bias(+relu) kernels, then synchronize; latency on the host clock");
   KernelLoader loader;
   std::vector<std::string> failures;
 
@@ -203,15 +214,17 @@ int run(const ArgParser::Result& args) {
           double err = rel_error(decode(type, models[bi]->output(), ref.size()), ref, &bad);
           if (bad > 0 || err > tol) {
             failed[bi] = true;
-            failures.push_back(std::string(kernels::gemm_type_name(type)) + " batch " + std::to_string(batch) +
-                               " on " + backends[bi].name + " (" + mode + "): relative error " + std::to_string(err) +
-                               (bad ? ", " + std::to_string(bad) + " NaN/inf" : "") + ", tolerance " +
-                               std::to_string(tol));
+            failures.push_back(std::string(kernels::gemm_type_name(type)) + " batch " +
+                               std::to_string(batch) + " on " + backends[bi].name + " (" + mode +
+                               "): relative error " + std::to_string(err) +
+                               (bad ? ", " + std::to_string(bad) + " NaN/inf" : "") +
+                               ", tolerance " + std::to_string(tol));
             std::fprintf(stderr, "bench_mlp: CHECK FAILED: %s\n", failures.back().c_str());
           }
         }
       }
-      report.set_meta(std::string("kernels ") + kernels::gemm_type_name(type) + " batch " + std::to_string(batch),
+      report.set_meta(std::string("kernels ") + kernels::gemm_type_name(type) + " batch " +
+                          std::to_string(batch),
                       models.front()->kernels_used());
 
       for (const char* mode : {"stream", "graph"}) {
@@ -254,8 +267,9 @@ int run(const ArgParser::Result& args) {
   report.print();
   report.write_json(args.get("json"));
   if (!failures.empty()) {
-    throw CheckFailure(std::to_string(failures.size()) + " forward pass(es) disagree with the CPU reference; first: " +
-                       failures.front());
+    throw CheckFailure(
+        std::to_string(failures.size()) +
+        " forward pass(es) disagree with the CPU reference; first: " + failures.front());
   }
   return 0;
 }

@@ -38,8 +38,9 @@ double value_where(const Json& doc, const std::vector<std::pair<std::string, std
   return std::nan("");
 }
 
-std::vector<std::string> distinct(const Json& doc, const std::string& key,
-                                  const std::vector<std::pair<std::string, std::string>>& filter = {}) {
+std::vector<std::string> distinct(
+    const Json& doc, const std::string& key,
+    const std::vector<std::pair<std::string, std::string>>& filter = {}) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const Json& row : doc["rows"].array()) {
@@ -94,15 +95,18 @@ bool any_value(const std::vector<double>& v) {
 }
 
 const char* kHistogram =
-    "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
+    "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 "
+    "border -1\n"
     "set boxwidth 0.9\nset xtics rotate by -30\nset yrange [0:*]\nset xlabel ''\n"
     "set offsets 0, 0, graph 0.1, 0\nset key above\n";
-const char* kHistogramOff = "set style data lines\nset xtics norotate\nset autoscale y\nset offsets 0, 0, 0, 0\n";
+const char* kHistogramOff =
+    "set style data lines\nset xtics norotate\nset autoscale y\nset offsets 0, 0, 0, 0\n";
 
 void chart_matmul(const Json& doc, const std::string& dir, std::ostringstream& gp) {
   auto types = distinct(doc, "type");
   gp << "set terminal @TERM size " << 500 * types.size() << ",460\nset output 'matmul.png'\n"
-     << "set multiplot layout 1," << types.size() << " title 'C1 matrix product, TFLOP/s (higher is better)'\n"
+     << "set multiplot layout 1," << types.size()
+     << " title 'C1 matrix product, TFLOP/s (higher is better)'\n"
      << "set logscale x 2\nset xlabel 'M = N = K'\nset ylabel 'TFLOP/s'\nset key inside top left\n";
   for (const auto& type : types) {
     // Series: (backend, family) of nvhcq's kernels, then cuBLAS.
@@ -122,7 +126,8 @@ void chart_matmul(const Json& doc, const std::string& dir, std::ostringstream& g
     for (const auto& size : distinct(doc, "size", {{"type", type}})) {
       d << size;
       for (size_t i = 0; i < series.size(); ++i) {
-        std::vector<std::pair<std::string, std::string>> f = {{"type", type}, {"size", size}, {"backend", series[i].first}};
+        std::vector<std::pair<std::string, std::string>> f = {
+            {"type", type}, {"size", size}, {"backend", series[i].first}};
         if (!series[i].second.empty()) f.push_back({"family", series[i].second});
         double v = value_where(doc, f, "TFLOP/s");
         cols[i].push_back(v);
@@ -137,9 +142,11 @@ void chart_matmul(const Json& doc, const std::string& dir, std::ostringstream& g
       if (!any_value(cols[i])) continue;
       const auto& [be, fam] = series[i];
       std::string title = be == "cublas" ? "cuBLAS" : be + (fam.empty() ? "" : " " + fam);
-      std::string style = be == "cuda" ? "lw 2 dt 2 pt 6" : be == "cublas" ? "lw 3 lc rgb 'black' pt 5" : "lw 2 pt 7";
-      parts.push_back("'" + file + "' using 1:" + std::to_string(i + 2) + " with linespoints " + style + " title '" +
-                      title + "'");
+      std::string style = be == "cuda"     ? "lw 2 dt 2 pt 6"
+                          : be == "cublas" ? "lw 3 lc rgb 'black' pt 5"
+                                           : "lw 2 pt 7";
+      parts.push_back("'" + file + "' using 1:" + std::to_string(i + 2) + " with linespoints " +
+                      style + " title '" + title + "'");
     }
     if (parts.empty()) parts.push_back("NaN notitle");
     gp << "plot ";
@@ -152,7 +159,8 @@ void chart_matmul(const Json& doc, const std::string& dir, std::ostringstream& g
 void chart_bandwidth(const Json& doc, const std::string& dir, std::ostringstream& gp) {
   auto tests = distinct(doc, "test");
   gp << "set terminal @TERM size 1500,900\nset output 'bandwidth.png'\n"
-     << "set multiplot layout 2,3 title 'C2 copies (GB/s, higher is better) and allocation (us, lower is better)'\n"
+     << "set multiplot layout 2,3 title 'C2 copies (GB/s, higher is better) and allocation (us, "
+        "lower is better)'\n"
      << kHistogram;
   for (const auto& test : tests) {
     bool alloc = test == "allocate" || test == "free";
@@ -162,8 +170,10 @@ void chart_bandwidth(const Json& doc, const std::string& dir, std::ostringstream
     d << "# size nv cuda\n";
     for (const auto& size : distinct(doc, "size", {{"test", test}})) {
       std::string key = alloc ? "us" : "GB/s";
-      d << label(size) << " " << num(value_where(doc, {{"test", test}, {"size", size}, {"backend", "nv"}}, key)) << " "
-        << num(value_where(doc, {{"test", test}, {"size", size}, {"backend", "cuda"}}, key)) << "\n";
+      d << label(size) << " "
+        << num(value_where(doc, {{"test", test}, {"size", size}, {"backend", "nv"}}, key)) << " "
+        << num(value_where(doc, {{"test", test}, {"size", size}, {"backend", "cuda"}}, key))
+        << "\n";
     }
     write_file(dir + "/" + file, d.str());
     gp << "set title '" << test << "'\nset ylabel '" << (alloc ? "us (p50)" : "GB/s") << "'\n"
@@ -182,13 +192,14 @@ void chart_launch(const Json& doc, const std::string& dir, std::ostringstream& g
   const Pair pairs[] = {
       {"round trip p50", "launch + signal round trip", "launch + synchronize round trip", "p50 us"},
       {"round trip p99", "launch + signal round trip", "launch + synchronize round trip", "p99 us"},
-      {"back-to-back per kernel", "back-to-back, one submission", "back-to-back launches", "per kernel us"},
+      {"back-to-back per kernel", "back-to-back, one submission", "back-to-back launches",
+       "per kernel us"},
       {"graph replay per kernel", "nvhcq graph of", "CUDA graph (Accelerator) of", "per kernel us"},
   };
   auto find = [&](const std::string& backend, const std::string& fragment, const std::string& key) {
     for (const Json& row : doc["rows"].array()) {
-      if (text_of(row, "backend") == backend && text_of(row, "test").find(fragment) != std::string::npos &&
-          row[key].is_number()) {
+      if (text_of(row, "backend") == backend &&
+          text_of(row, "test").find(fragment) != std::string::npos && row[key].is_number()) {
         return row[key].number();
       }
     }
@@ -197,20 +208,24 @@ void chart_launch(const Json& doc, const std::string& dir, std::ostringstream& g
   std::ostringstream d;
   d << "# measure nv cuda (us)\n";
   for (const auto& p : pairs) {
-    d << label(p.label) << " " << num(find("nv", p.nv, p.key)) << " " << num(find("cuda", p.cuda, p.key)) << "\n";
+    d << label(p.label) << " " << num(find("nv", p.nv, p.key)) << " "
+      << num(find("cuda", p.cuda, p.key)) << "\n";
   }
   write_file(dir + "/charts/launch.dat", d.str());
-  gp << "set terminal @TERM size 900,500\nset output 'launch.png'\n" << kHistogram
-     << "set title 'C3 launch latency (us, lower is better)'\nset ylabel 'us'\n"
+  gp << "set terminal @TERM size 900,500\nset output 'launch.png'\n"
+     << kHistogram << "set title 'C3 launch latency (us, lower is better)'\nset ylabel 'us'\n"
      << "plot 'charts/launch.dat' using 2:xtic(1) title 'nv', '' using 3 title 'cuda'\n"
-     << "unset title\n" << kHistogramOff << "\n";
+     << "unset title\n"
+     << kHistogramOff << "\n";
 }
 
 void chart_elementwise(const Json& doc, const std::string& dir, std::ostringstream& gp) {
   auto types = distinct(doc, "type");
   gp << "set terminal @TERM size " << 650 * types.size() << ",480\nset output 'elementwise.png'\n"
-     << "set multiplot layout 1," << types.size() << " title 'C4 elementwise, GB/s read + written (higher is better)'\n"
-     << "set logscale x 10\nset xlabel 'elements'\nset ylabel 'GB/s'\nset key inside bottom right\n";
+     << "set multiplot layout 1," << types.size()
+     << " title 'C4 elementwise, GB/s read + written (higher is better)'\n"
+     << "set logscale x 10\nset xlabel 'elements'\nset ylabel 'GB/s'\nset key inside bottom "
+        "right\n";
   for (const auto& type : types) {
     auto ops = distinct(doc, "op", {{"type", type}});
     std::string file = "charts/elementwise_" + type + ".dat";
@@ -223,7 +238,9 @@ void chart_elementwise(const Json& doc, const std::string& dir, std::ostringstre
       d << num(n);
       for (const auto& op : ops) {
         for (const char* be : {"nv", "cuda"}) {
-          d << " " << num(value_where(doc, {{"type", type}, {"count", count}, {"op", op}, {"backend", be}}, "GB/s"));
+          d << " "
+            << num(value_where(doc, {{"type", type}, {"count", count}, {"op", op}, {"backend", be}},
+                               "GB/s"));
         }
       }
       d << "\n";
@@ -231,8 +248,9 @@ void chart_elementwise(const Json& doc, const std::string& dir, std::ostringstre
     write_file(dir + "/" + file, d.str());
     gp << "set title '" << type << "'\nplot ";
     for (size_t i = 0; i < ops.size(); ++i) {
-      gp << (i ? ", " : "") << "'" << file << "' using 1:" << 2 + 2 * i << " with linespoints lw 2 lc " << i + 1
-         << " pt 7 title '" << ops[i] << " nv', '' using 1:" << 3 + 2 * i << " with linespoints lw 2 dt 2 lc " << i + 1
+      gp << (i ? ", " : "") << "'" << file << "' using 1:" << 2 + 2 * i
+         << " with linespoints lw 2 lc " << i + 1 << " pt 7 title '" << ops[i]
+         << " nv', '' using 1:" << 3 + 2 * i << " with linespoints lw 2 dt 2 lc " << i + 1
          << " pt 6 title '" << ops[i] << " cuda'";
     }
     if (ops.empty()) gp << "NaN notitle";
@@ -247,26 +265,31 @@ void chart_mlp(const Json& doc, const std::string& dir, std::ostringstream& gp) 
   for (const auto& type : distinct(doc, "type")) {
     for (const auto& batch : distinct(doc, "batch", {{"type", type}})) {
       for (const auto& mode : distinct(doc, "mode", {{"type", type}, {"batch", batch}})) {
-        std::vector<std::pair<std::string, std::string>> f = {{"type", type}, {"batch", batch}, {"mode", mode}};
+        std::vector<std::pair<std::string, std::string>> f = {
+            {"type", type}, {"batch", batch}, {"mode", mode}};
         auto with = [&](const char* be) {
           auto g = f;
           g.push_back({"backend", be});
           return g;
         };
-        d << label(type + " b" + batch + " " + mode) << " " << num(value_where(doc, with("nv"), "p50 us")) << " "
-          << num(value_where(doc, with("cuda"), "p50 us")) << " " << num(value_where(doc, with("nv"), "samples/s"))
-          << " " << num(value_where(doc, with("cuda"), "samples/s")) << "\n";
+        d << label(type + " b" + batch + " " + mode) << " "
+          << num(value_where(doc, with("nv"), "p50 us")) << " "
+          << num(value_where(doc, with("cuda"), "p50 us")) << " "
+          << num(value_where(doc, with("nv"), "samples/s")) << " "
+          << num(value_where(doc, with("cuda"), "samples/s")) << "\n";
       }
     }
   }
   write_file(dir + "/charts/mlp.dat", d.str());
   gp << "set terminal @TERM size 1400,500\nset output 'mlp.png'\n"
-     << "set multiplot layout 1,2 title 'C5 MLP 784-256-128-10 forward'\n" << kHistogram
-     << "set title 'latency p50 (us, lower is better)'\nset ylabel 'us'\n"
+     << "set multiplot layout 1,2 title 'C5 MLP 784-256-128-10 forward'\n"
+     << kHistogram << "set title 'latency p50 (us, lower is better)'\nset ylabel 'us'\n"
      << "plot 'charts/mlp.dat' using 2:xtic(1) title 'nv', '' using 3 title 'cuda'\n"
-     << "set title 'samples/s at p50 latency (higher is better)'\nset ylabel 'samples/s'\nset autoscale y\nset logscale y\n"
+     << "set title 'samples/s at p50 latency (higher is better)'\nset ylabel 'samples/s'\nset "
+        "autoscale y\nset logscale y\n"
      << "plot 'charts/mlp.dat' using 4:xtic(1) title 'nv', '' using 5 title 'cuda'\n"
-     << "unset logscale y\nunset multiplot\nunset title\n" << kHistogramOff << "\n";
+     << "unset logscale y\nunset multiplot\nunset title\n"
+     << kHistogramOff << "\n";
 }
 
 }  // namespace
@@ -277,7 +300,8 @@ std::vector<std::string> write_chart_script(const CompareInputs& in, const std::
   gp << "# Draws this report's charts from charts/*.dat: run `gnuplot charts.gp` in this folder.\n"
      << "# Written by bench_compare.\n"
      << "set macros\nset datafile missing '?'\nset grid ytics\nset encoding utf8\n"
-     << "TERM = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'pngcairo noenhanced font \",10\"' : 'png noenhanced'\n\n";
+     << "TERM = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'pngcairo noenhanced font \",10\"' : "
+        "'png noenhanced'\n\n";
   std::vector<std::string> pngs;
   using Chart = void (*)(const Json&, const std::string&, std::ostringstream&);
   const std::pair<const char*, Chart> charts[] = {{"matmul", chart_matmul},

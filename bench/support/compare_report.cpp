@@ -49,7 +49,8 @@ double metric(const Json& doc, const Filter& filter, const std::string& key) {
 }
 
 // Distinct values of `key` in row order.
-std::vector<std::string> distinct(const Json& doc, const std::string& key, const Filter& filter = {}) {
+std::vector<std::string> distinct(const Json& doc, const std::string& key,
+                                  const Filter& filter = {}) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const Json* r : rows_where(doc, filter)) {
@@ -59,7 +60,9 @@ std::vector<std::string> distinct(const Json& doc, const std::string& key, const
   return out;
 }
 
-std::string cell(double v) { return std::isnan(v) ? "—" : format_number(v); }
+std::string cell(double v) {
+  return std::isnan(v) ? "—" : format_number(v);
+}
 std::string ratio_cell(double a, double b) {
   if (std::isnan(a) || std::isnan(b) || b == 0) return "—";
   char buf[32];
@@ -78,9 +81,9 @@ class Table {
     for (const auto& h : headers_) o << " " << h << " |";
     o << "\n|";
     // Labels left, numbers right.
-    static const std::set<std::string> kText = {"size", "test", "op", "type", "elements", "mode", "measure",
-                                                "target", "measured", "goal", "status", "kernels", "batch",
-                                                "backend"};
+    static const std::set<std::string> kText = {
+        "size",   "test",     "op",   "type",   "elements", "mode",  "measure",
+        "target", "measured", "goal", "status", "kernels",  "batch", "backend"};
     for (const auto& h : headers_) o << (kText.count(h) ? "---|" : "---:|");
     o << "\n";
     for (const auto& r : rows_) {
@@ -109,7 +112,8 @@ std::vector<std::string> matmul_families(const Json& doc, const std::string& typ
 }
 
 // The best TFLOP/s of nvhcq's kernels on `backend` at (type, size), over families.
-double best_nvhcq(const Json& doc, const std::string& type, const std::string& size, const std::string& backend) {
+double best_nvhcq(const Json& doc, const std::string& type, const std::string& size,
+                  const std::string& backend) {
   double best = std::nan("");
   for (const Json* r : rows_where(doc, {{"type", type}, {"size", size}, {"backend", backend}})) {
     double v = r->number_or("TFLOP/s", std::nan(""));
@@ -120,9 +124,12 @@ double best_nvhcq(const Json& doc, const std::string& type, const std::string& s
 
 void section_matmul(std::ostringstream& o, const Json& doc) {
   o << "## C1 — matrix product (TFLOP/s, higher is better)\n\n"
-    << "nvhcq's kernels (the same CUBIN on both backends) by family -- simt (f32 on the CUDA cores), "
-       "mma (mma.sync tensor cores), wgmma (sm_90 warpgroup tensor cores) -- and cuBLAS on the cuda "
-       "backend's context. nv/cuda compares the two paths running the same kernel; the last column is "
+    << "nvhcq's kernels (the same CUBIN on both backends) by family -- simt (f32 on the CUDA "
+       "cores), "
+       "mma (mma.sync tensor cores), wgmma (sm_90 warpgroup tensor cores) -- and cuBLAS on the "
+       "cuda "
+       "backend's context. nv/cuda compares the two paths running the same kernel; the last column "
+       "is "
        "the best nvhcq kernel on nv against cuBLAS.\n\n";
   for (const auto& type : distinct(doc, "type")) {
     auto families = matmul_families(doc, type);
@@ -153,13 +160,16 @@ void section_matmul(std::ostringstream& o, const Json& doc) {
       double bl = metric(doc, {{"type", type}, {"size", size}, {"backend", "cublas"}}, "TFLOP/s");
       double best = best_nvhcq(doc, type, size, "nv");
       row.push_back(cell(bl));
-      row.push_back((std::isnan(best) || std::isnan(bl)) ? "—" : format_number(100.0 * best / bl) + "%");
+      row.push_back((std::isnan(best) || std::isnan(bl)) ? "—"
+                                                         : format_number(100.0 * best / bl) + "%");
       std::string kernels;
       for (const Json* r : rows_where(doc, {{"type", type}, {"size", size}})) {
         std::string backend = text_of(*r, "backend");
         std::string k = text_of(*r, "kernel");
-        if (backend != "cublas" && kernels.find(k) == std::string::npos) kernels += (kernels.empty() ? "" : "; ") + k;
-        if (text_of(*r, "check") == "FAILED") kernels += " (" + backend + " " + k + " FAILED its check)";
+        if (backend != "cublas" && kernels.find(k) == std::string::npos)
+          kernels += (kernels.empty() ? "" : "; ") + k;
+        if (text_of(*r, "check") == "FAILED")
+          kernels += " (" + backend + " " + k + " FAILED its check)";
       }
       row.push_back(kernels);
       t.add(row);
@@ -170,7 +180,8 @@ void section_matmul(std::ostringstream& o, const Json& doc) {
 
 void section_bandwidth(std::ostringstream& o, const Json& doc) {
   o << "## C2 — copies (GB/s, higher is better) and allocation (µs, lower is better)\n\n"
-    << "Pinned and device copies are timed on the GPU around a batch; pageable copies and allocations "
+    << "Pinned and device copies are timed on the GPU around a batch; pageable copies and "
+       "allocations "
        "on the host clock. device->device counts bytes read plus bytes written.\n\n";
   Table t({"test", "size", "nv GB/s", "cuda GB/s", "nv/cuda"});
   Table a({"test", "size", "nv µs", "cuda µs", "nv/cuda"});
@@ -195,17 +206,24 @@ struct LaunchPair {
   const char* metric;
 };
 const LaunchPair kLaunchPairs[] = {
-    {"round trip p50 (µs)", "launch + signal round trip", "launch + synchronize round trip", "p50 us"},
-    {"round trip p99 (µs)", "launch + signal round trip", "launch + synchronize round trip", "p99 us"},
-    {"round trip min (µs)", "launch + signal round trip", "launch + synchronize round trip", "min us"},
-    {"back-to-back, per kernel (µs)", "back-to-back, one submission", "back-to-back launches", "per kernel us"},
-    {"graph replay, per kernel (µs)", "nvhcq graph of", "CUDA graph (Accelerator) of", "per kernel us"},
+    {"round trip p50 (µs)", "launch + signal round trip", "launch + synchronize round trip",
+     "p50 us"},
+    {"round trip p99 (µs)", "launch + signal round trip", "launch + synchronize round trip",
+     "p99 us"},
+    {"round trip min (µs)", "launch + signal round trip", "launch + synchronize round trip",
+     "min us"},
+    {"back-to-back, per kernel (µs)", "back-to-back, one submission", "back-to-back launches",
+     "per kernel us"},
+    {"graph replay, per kernel (µs)", "nvhcq graph of", "CUDA graph (Accelerator) of",
+     "per kernel us"},
 };
 
 // The first row of `backend` whose test contains `fragment`.
-double launch_metric(const Json& doc, const std::string& backend, const std::string& fragment, const std::string& key) {
+double launch_metric(const Json& doc, const std::string& backend, const std::string& fragment,
+                     const std::string& key) {
   for (const Json* r : rows_where(doc, {{"backend", backend}})) {
-    if (text_of(*r, "test").find(fragment) != std::string::npos && (*r)[key].is_number()) return (*r)[key].number();
+    if (text_of(*r, "test").find(fragment) != std::string::npos && (*r)[key].is_number())
+      return (*r)[key].number();
   }
   return std::nan("");
 }
@@ -247,9 +265,10 @@ void section_elementwise(std::ostringstream& o, const Json& doc) {
 }
 
 void section_mlp(std::ostringstream& o, const Json& doc) {
-  o << "## C5 — MLP 784-256-128-10 forward (latency µs lower is better; samples/s higher is better)\n\n";
-  Table t({"type", "batch", "mode", "nv p50", "cuda p50", "nv/cuda p50", "nv p99", "cuda p99", "nv samples/s",
-           "cuda samples/s"});
+  o << "## C5 — MLP 784-256-128-10 forward (latency µs lower is better; samples/s higher is "
+       "better)\n\n";
+  Table t({"type", "batch", "mode", "nv p50", "cuda p50", "nv/cuda p50", "nv p99", "cuda p99",
+           "nv samples/s", "cuda samples/s"});
   for (const auto& type : distinct(doc, "type")) {
     for (const auto& batch : distinct(doc, "batch", {{"type", type}})) {
       for (const auto& mode : distinct(doc, "mode", {{"type", type}, {"batch", batch}})) {
@@ -258,8 +277,9 @@ void section_mlp(std::ostringstream& o, const Json& doc) {
         fn.push_back({"backend", "nv"});
         fc.push_back({"backend", "cuda"});
         double n50 = metric(doc, fn, "p50 us"), c50 = metric(doc, fc, "p50 us");
-        t.add({type, batch, mode, cell(n50), cell(c50), ratio_cell(n50, c50), cell(metric(doc, fn, "p99 us")),
-               cell(metric(doc, fc, "p99 us")), cell(metric(doc, fn, "samples/s")), cell(metric(doc, fc, "samples/s"))});
+        t.add({type, batch, mode, cell(n50), cell(c50), ratio_cell(n50, c50),
+               cell(metric(doc, fn, "p99 us")), cell(metric(doc, fc, "p99 us")),
+               cell(metric(doc, fn, "samples/s")), cell(metric(doc, fc, "samples/s"))});
       }
     }
   }
@@ -287,8 +307,8 @@ void section_targets(std::ostringstream& o, const CompareInputs& in) {
       const LaunchPair* pair;
       double goal;
     };
-    for (const Goal& g : {Goal{&kLaunchPairs[0], 0.5}, Goal{&kLaunchPairs[1], 0.5}, Goal{&kLaunchPairs[3], 0.3},
-                          Goal{&kLaunchPairs[4], 1.0}}) {
+    for (const Goal& g : {Goal{&kLaunchPairs[0], 0.5}, Goal{&kLaunchPairs[1], 0.5},
+                          Goal{&kLaunchPairs[3], 0.3}, Goal{&kLaunchPairs[4], 1.0}}) {
       double nv = launch_metric(d, "nv", g.pair->nv_test, g.pair->metric);
       double cu = launch_metric(d, "cuda", g.pair->cuda_test, g.pair->metric);
       t.add({std::string(g.pair->label) + ", nv/cuda", ratio_text(nv, cu, "µs"),
@@ -310,19 +330,25 @@ void section_targets(std::ostringstream& o, const CompareInputs& in) {
         }
       }
     }
-    t.add({"copies, nv/cuda GB/s (worst case)", std::isnan(worst) ? "—" : ratio_cell(worst, 1.0) + " (" + where + ")",
-           "≥ 0.95×", verdict(worst, 0.95, false)});
+    t.add({"copies, nv/cuda GB/s (worst case)",
+           std::isnan(worst) ? "—" : ratio_cell(worst, 1.0) + " (" + where + ")", "≥ 0.95×",
+           verdict(worst, 0.95, false)});
   }
   if (auto it = in.results.find("matmul"); it != in.results.end()) {
     for (const char* type : {"f16", "bf16"}) {
       double nv = best_nvhcq(it->second, type, "4096", "nv");
-      double bl = metric(it->second, {{"type", type}, {"size", "4096"}, {"backend", "cublas"}}, "TFLOP/s");
+      double bl =
+          metric(it->second, {{"type", type}, {"size", "4096"}, {"backend", "cublas"}}, "TFLOP/s");
       double pct = 100.0 * nv / bl;
       std::string measured = std::isnan(pct) ? "—"
-                                             : format_number(nv) + " / " + format_number(bl) + " TFLOP/s = " +
-                                                   format_number(pct) + "%";
-      t.add({std::string(type) + " GEMM 4096, best nv kernel % of cuBLAS", measured, "≥ 50% (goal 80%)",
-             std::isnan(pct) ? "not measured" : pct >= 80 ? "met the goal" : pct >= 50 ? "met" : verdict(pct, 50, false)});
+                                             : format_number(nv) + " / " + format_number(bl) +
+                                                   " TFLOP/s = " + format_number(pct) + "%";
+      t.add({std::string(type) + " GEMM 4096, best nv kernel % of cuBLAS", measured,
+             "≥ 50% (goal 80%)",
+             std::isnan(pct) ? "not measured"
+             : pct >= 80     ? "met the goal"
+             : pct >= 50     ? "met"
+                             : verdict(pct, 50, false)});
     }
   }
   o << "## Targets (issue 4)\n\n" << t.render();
@@ -333,7 +359,12 @@ void section_targets(std::ostringstream& o, const CompareInputs& in) {
 std::string format_number(double v) {
   char buf[64];
   double a = std::fabs(v);
-  std::snprintf(buf, sizeof(buf), a >= 1000 ? "%.0f" : a >= 10 ? "%.1f" : a >= 0.01 ? "%.3g" : "%.2g", v);
+  std::snprintf(buf, sizeof(buf),
+                a >= 1000   ? "%.0f"
+                : a >= 10   ? "%.1f"
+                : a >= 0.01 ? "%.3g"
+                            : "%.2g",
+                v);
   return buf;
 }
 
@@ -363,7 +394,8 @@ std::string render_markdown(const CompareInputs& in, const std::vector<std::stri
   if (!device.empty()) o << "- device: " << device << "\n";
   if (!backends.empty()) o << "- backends: " << backends << "\n";
   if (!in.generated.empty()) o << "- generated: " << in.generated << "\n";
-  o << "- ratios are nv ÷ cuda of the value shown: for throughput (TFLOP/s, GB/s, samples/s) above 1 "
+  o << "- ratios are nv ÷ cuda of the value shown: for throughput (TFLOP/s, GB/s, samples/s) above "
+       "1 "
        "means nv is faster; for times (µs) below 1 means nv is faster.\n";
   for (const auto& [name, st] : in.status) o << "- " << name << ": " << st << "\n";
   o << "\n";

@@ -17,7 +17,7 @@ namespace nvhcq::bench {
 struct CompareInputs {
   std::map<std::string, Json> results;
   std::map<std::string, std::string> status;  // per benchmark: "ok" or what went wrong
-  std::string generated;                       // when, as text
+  std::string generated;                      // when, as text
 };
 
 // Reads <dir>/<name>.json for every benchmark name present.

@@ -25,8 +25,10 @@ std::vector<std::string> split_list(const std::string& list) {
 std::vector<std::string> parse_backend_list(const std::string& list) {
   std::vector<std::string> out;
   for (const auto& b : split_list(list)) {
-    if (b != "nv" && b != "cuda") throw UsageError("unknown backend '" + b + "' (nv, cuda or nv,cuda)");
-    if (std::find(out.begin(), out.end(), b) != out.end()) throw UsageError("backend '" + b + "' named twice");
+    if (b != "nv" && b != "cuda")
+      throw UsageError("unknown backend '" + b + "' (nv, cuda or nv,cuda)");
+    if (std::find(out.begin(), out.end(), b) != out.end())
+      throw UsageError("backend '" + b + "' named twice");
     out.push_back(b);
   }
   if (out.empty()) throw UsageError("--backend names no backend (nv, cuda or nv,cuda)");
@@ -76,8 +78,8 @@ std::vector<uint64_t> parse_count_list(const std::string& list) {
   return out;
 }
 
-const gpu::Kernel& KernelLoader::get(gpu::Accelerator& acc, const std::string& file, const std::string& kernel,
-                                     const std::string& arch_suffix) {
+const gpu::Kernel& KernelLoader::get(gpu::Accelerator& acc, const std::string& file,
+                                     const std::string& kernel, const std::string& arch_suffix) {
   std::string arch = acc.arch() + arch_suffix;
   std::string id = arch + "|" + file + "|" + kernel;
   auto key = std::make_pair(static_cast<const gpu::Accelerator*>(&acc), id);
@@ -115,16 +117,19 @@ double gpu_ms_per_rep(gpu::Accelerator& acc, int reps, const std::function<void(
   return acc.elapsed_ms(t0, t1) / std::max(reps, 1);
 }
 
-int reps_for(gpu::Accelerator& acc, double target_ms, int max_reps, const std::function<void()>& body) {
+int reps_for(gpu::Accelerator& acc, double target_ms, int max_reps,
+             const std::function<void()>& body) {
   double one = gpu_ms_per_rep(acc, 1, body);
   if (!(one > 0)) return max_reps;
-  return static_cast<int>(std::clamp(std::ceil(target_ms / one), 1.0, static_cast<double>(max_reps)));
+  return static_cast<int>(
+      std::clamp(std::ceil(target_ms / one), 1.0, static_cast<double>(max_reps)));
 }
 
 void describe(Report& report, const std::vector<Backend>& backends) {
   if (backends.empty()) return;
   const auto& a = *backends.front().acc;
-  report.set_meta("device", a.device_name() + " (" + a.arch() + ", " + std::to_string(a.sm_count()) + " SMs)");
+  report.set_meta(
+      "device", a.device_name() + " (" + a.arch() + ", " + std::to_string(a.sm_count()) + " SMs)");
   std::string names;
   for (const auto& b : backends) names += (names.empty() ? "" : ",") + b.name;
   report.set_meta("backends", names);
@@ -150,9 +155,12 @@ int guarded_main(const char* program, const std::function<int()>& body) {
 }
 
 std::string bytes_label(uint64_t bytes) {
-  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
-  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+    return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0)
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0)
+    return std::to_string(bytes >> 10) + " KiB";
   return std::to_string(bytes) + " B";
 }
 

@@ -59,7 +59,8 @@ double gpu_ms_per_rep(gpu::Accelerator& acc, int reps, const std::function<void(
 
 // Repetitions so that one timed block takes about `target_ms`, from one
 // calibration run of `body` (already warm), clamped to [1, max_reps].
-int reps_for(gpu::Accelerator& acc, double target_ms, int max_reps, const std::function<void()>& body);
+int reps_for(gpu::Accelerator& acc, double target_ms, int max_reps,
+             const std::function<void()>& body);
 
 // "NVIDIA H200 (sm_90, 132 SMs)" and the backends, into the report's metadata.
 void describe(Report& report, const std::vector<Backend>& backends);

@@ -18,7 +18,8 @@ std::vector<uint8_t> encode(GemmType type, const std::vector<float>& values) {
   }
   auto* bits = reinterpret_cast<uint16_t*>(out.data());
   for (size_t i = 0; i < values.size(); ++i) {
-    bits[i] = type == GemmType::kF16 ? cpu::float_to_half(values[i]) : cpu::float_to_bf16(values[i]);
+    bits[i] =
+        type == GemmType::kF16 ? cpu::float_to_half(values[i]) : cpu::float_to_bf16(values[i]);
   }
   return out;
 }
@@ -54,14 +55,16 @@ std::string Agreement::describe() const {
   return o.str();
 }
 
-Agreement check_gemm(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c,
-                     uint32_t m, uint32_t n, uint32_t k, uint64_t full_limit, size_t samples) {
+Agreement check_gemm(const std::vector<float>& a, const std::vector<float>& b,
+                     const std::vector<float>& c, uint32_t m, uint32_t n, uint32_t k,
+                     uint64_t full_limit, size_t samples) {
   Agreement r;
   double num = 0, den = 0;
   auto check_entry = [&](uint32_t i, uint32_t j) {
     double ref = 0;
     const float* arow = a.data() + size_t{i} * k;
-    for (uint32_t kk = 0; kk < k; ++kk) ref += static_cast<double>(arow[kk]) * b[size_t{kk} * n + j];
+    for (uint32_t kk = 0; kk < k; ++kk)
+      ref += static_cast<double>(arow[kk]) * b[size_t{kk} * n + j];
     double got = c[size_t{i} * n + j];
     ++r.compared;
     if (!std::isfinite(got)) {
@@ -94,7 +97,8 @@ Agreement check_gemm(const std::vector<float>& a, const std::vector<float>& b, c
     }
   } else {
     Random rng(uint64_t{m} * 1000003 + n * 1009 + k);
-    for (size_t s = 0; s < samples; ++s) check_entry(static_cast<uint32_t>(rng.next() % m), static_cast<uint32_t>(rng.next() % n));
+    for (size_t s = 0; s < samples; ++s)
+      check_entry(static_cast<uint32_t>(rng.next() % m), static_cast<uint32_t>(rng.next() % n));
     for (uint32_t j = 0; j < n; j += std::max<uint32_t>(1, n / 512)) check_entry(m - 1, j);
     for (uint32_t i = 0; i < m; i += std::max<uint32_t>(1, m / 512)) check_entry(i, n - 1);
     check_entry(m - 1, n - 1);
@@ -105,9 +109,12 @@ Agreement check_gemm(const std::vector<float>& a, const std::vector<float>& b, c
 
 double gemm_tolerance(GemmType type, uint32_t k) {
   switch (type) {
-    case GemmType::kF32: return 1e-6 + 4e-7 * std::sqrt(static_cast<double>(k));
-    case GemmType::kF16: return 5e-3;
-    case GemmType::kBF16: return 1e-2;
+    case GemmType::kF32:
+      return 1e-6 + 4e-7 * std::sqrt(static_cast<double>(k));
+    case GemmType::kF16:
+      return 5e-3;
+    case GemmType::kBF16:
+      return 1e-2;
   }
   return 0;
 }

@@ -35,22 +35,23 @@ class Random {
 // floats (what a float64 reference must start from).
 struct HostTensor {
   kernels::GemmType type = kernels::GemmType::kF32;
-  std::vector<float> values;  // exactly representable in `type`
+  std::vector<float> values;   // exactly representable in `type`
   std::vector<uint8_t> bytes;  // what is uploaded
   size_t size() const { return values.size(); }
 };
 
 // n values uniform in [lo, hi), rounded to `type`.
-HostTensor random_tensor(kernels::GemmType type, size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
+HostTensor random_tensor(kernels::GemmType type, size_t n, uint64_t seed, float lo = -1.0f,
+                         float hi = 1.0f);
 // Device bytes of `type` -> floats.
 std::vector<float> decode(kernels::GemmType type, const std::vector<uint8_t>& bytes, size_t n);
 // floats -> bytes of `type` (round to nearest even).
 std::vector<uint8_t> encode(kernels::GemmType type, const std::vector<float>& values);
 
 struct Agreement {
-  double rel_error = 0;     // ||got - ref|| / ||ref|| over the compared entries
+  double rel_error = 0;  // ||got - ref|| / ||ref|| over the compared entries
   size_t compared = 0;
-  size_t non_finite = 0;    // got entries that are NaN or infinite
+  size_t non_finite = 0;  // got entries that are NaN or infinite
   bool ok(double tolerance) const { return non_finite == 0 && rel_error <= tolerance; }
   std::string describe() const;
 };
@@ -58,9 +59,9 @@ struct Agreement {
 // Row-major C = A * B checked in float64 at every entry when m*n*k <= full_limit,
 // otherwise at `samples` random entries plus the whole last row and last column
 // (the edge tiles).
-Agreement check_gemm(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c,
-                     uint32_t m, uint32_t n, uint32_t k, uint64_t full_limit = uint64_t{1} << 28,
-                     size_t samples = 4096);
+Agreement check_gemm(const std::vector<float>& a, const std::vector<float>& b,
+                     const std::vector<float>& c, uint32_t m, uint32_t n, uint32_t k,
+                     uint64_t full_limit = uint64_t{1} << 28, size_t samples = 4096);
 
 // Relative Frobenius error a kernel of `type` with f32 accumulation may have at
 // depth k: f32 rounding grows like sqrt(k); 16-bit outputs round once.

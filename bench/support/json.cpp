@@ -24,7 +24,9 @@ class JsonParser {
     throw FormatError("JSON: " + what + " at offset " + std::to_string(pos_));
   }
   void skip_space() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t')) ++pos_;
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t'))
+      ++pos_;
   }
   bool take(char c) {
     skip_space();
@@ -106,11 +108,21 @@ class JsonParser {
       if (pos_ >= s_.size()) break;
       char e = s_[pos_++];
       switch (e) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
         case 'u': {
           if (pos_ + 4 > s_.size()) fail("short \\u escape");
           unsigned cp = static_cast<unsigned>(std::stoul(s_.substr(pos_, 4), nullptr, 16));
@@ -128,7 +140,8 @@ class JsonParser {
           }
           break;
         }
-        default: out += e;  // \" \\ \/
+        default:
+          out += e;  // \" \\ \/
       }
     }
     if (pos_ >= s_.size()) fail("unterminated string");
@@ -140,7 +153,9 @@ class JsonParser {
   size_t pos_ = 0;
 };
 
-Json Json::parse(const std::string& text) { return JsonParser(text).document(); }
+Json Json::parse(const std::string& text) {
+  return JsonParser(text).document();
+}
 
 Json Json::parse_file(const std::string& path) {
   std::ifstream in(path);

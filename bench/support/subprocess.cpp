@@ -20,12 +20,14 @@ namespace nvhcq::bench {
 std::string ProcessResult::describe() const {
   if (!error.empty()) return error;
   if (timed_out) return "timed out after " + std::to_string(static_cast<int>(seconds)) + " s";
-  if (signal != 0) return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  if (signal != 0)
+    return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) +
+           ")";
   return "exit code " + std::to_string(exit_code);
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
-                          const std::string& cwd) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
+                          double timeout_s, const std::string& cwd) {
   ProcessResult r;
   if (argv.empty()) {
     r.error = "no program";
@@ -79,7 +81,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   r.seconds = (now_us() - start) * 1e-6;
   if (WIFEXITED(status)) {
     r.exit_code = WEXITSTATUS(status);
-    if (r.exit_code == 127 && !std::filesystem::exists(argv[0])) r.error = argv[0] + " does not exist";
+    if (r.exit_code == 127 && !std::filesystem::exists(argv[0]))
+      r.error = argv[0] + " does not exist";
   } else if (WIFSIGNALED(status)) {
     r.signal = WTERMSIG(status);
   }

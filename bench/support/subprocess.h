@@ -9,18 +9,18 @@
 namespace nvhcq::bench {
 
 struct ProcessResult {
-  int exit_code = -1;     // the program's status, or -1 when it did not exit normally
-  int signal = 0;         // the signal that ended it, if any
+  int exit_code = -1;  // the program's status, or -1 when it did not exit normally
+  int signal = 0;      // the signal that ended it, if any
   bool timed_out = false;
   double seconds = 0;
-  std::string error;      // why it could not be started, if it was not
+  std::string error;  // why it could not be started, if it was not
   bool ok() const { return error.empty() && !timed_out && signal == 0 && exit_code == 0; }
   std::string describe() const;
 };
 
 // argv[0] is the program's path. `cwd` empty: the current directory.
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
-                          const std::string& cwd = "");
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
+                          double timeout_s, const std::string& cwd = "");
 
 // The folder of the running program (/proc/self/exe).
 std::string executable_dir();

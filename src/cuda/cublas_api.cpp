@@ -10,8 +10,10 @@ namespace {
 
 CublasApi load() {
   // libcublas finds its libcublasLt sibling through its own RUNPATH ($ORIGIN).
-  DynLib lib = DynLib::open("cuBLAS (libcublas.so)", {"libcublas.so.13", "libcublas.so.12", "libcublas.so.*", "libcublas.so"},
-                            cuda_library_dirs());
+  DynLib lib =
+      DynLib::open("cuBLAS (libcublas.so)",
+                   {"libcublas.so.13", "libcublas.so.12", "libcublas.so.*", "libcublas.so"},
+                   cuda_library_dirs());
   CublasApi api{};
   lib.bind(api.cublasCreate_v2, "cublasCreate_v2");
   lib.bind(api.cublasDestroy_v2, "cublasDestroy_v2");
@@ -25,17 +27,28 @@ CublasApi load() {
 
 const char* status_name(cublasStatus_t s) {
   switch (s) {
-    case 0: return "SUCCESS";
-    case 1: return "NOT_INITIALIZED";
-    case 3: return "ALLOC_FAILED";
-    case 7: return "INVALID_VALUE";
-    case 8: return "ARCH_MISMATCH";
-    case 11: return "MAPPING_ERROR";
-    case 13: return "EXECUTION_FAILED";
-    case 14: return "INTERNAL_ERROR";
-    case 15: return "NOT_SUPPORTED";
-    case 16: return "LICENSE_ERROR";
-    default: return "unknown";
+    case 0:
+      return "SUCCESS";
+    case 1:
+      return "NOT_INITIALIZED";
+    case 3:
+      return "ALLOC_FAILED";
+    case 7:
+      return "INVALID_VALUE";
+    case 8:
+      return "ARCH_MISMATCH";
+    case 11:
+      return "MAPPING_ERROR";
+    case 13:
+      return "EXECUTION_FAILED";
+    case 14:
+      return "INTERNAL_ERROR";
+    case 15:
+      return "NOT_SUPPORTED";
+    case 16:
+      return "LICENSE_ERROR";
+    default:
+      return "unknown";
   }
 }
 
@@ -67,7 +80,8 @@ bool cublas_available() {
 
 void check_cublas(cublasStatus_t status, const char* what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(std::string(what) + ": cuBLAS status " + std::to_string(status) + " (" + status_name(status) + ")",
+  throw Error(std::string(what) + ": cuBLAS status " + std::to_string(status) + " (" +
+                  status_name(status) + ")",
               what, status);
 }
 
@@ -93,7 +107,8 @@ CublasGemm::~CublasGemm() {
   cu_.cuDevicePrimaryCtxRelease(device_);
 }
 
-void CublasGemm::gemm(CublasGemmType type, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, int m, int n, int k) {
+void CublasGemm::gemm(CublasGemmType type, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, int m,
+                      int n, int k) {
   cu_.cuCtxSetCurrent(ctx_);
   // cuBLAS is column-major: a row-major M x N matrix is its N x M transpose, so
   // row-major C = A * B is column-major C^T = B^T * A^T, with B first.
@@ -102,14 +117,16 @@ void CublasGemm::gemm(CublasGemmType type, CUdeviceptr c, CUdeviceptr a, CUdevic
   auto* pb = reinterpret_cast<const void*>(b);
   auto* pc = reinterpret_cast<void*>(c);
   if (type == CublasGemmType::kF32) {
-    check_cublas(api_.cublasSgemm_v2(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, static_cast<const float*>(pb), n,
-                                     static_cast<const float*>(pa), k, &zero, static_cast<float*>(pc), n),
-                 "cublasSgemm");
+    check_cublas(
+        api_.cublasSgemm_v2(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one,
+                            static_cast<const float*>(pb), n, static_cast<const float*>(pa), k,
+                            &zero, static_cast<float*>(pc), n),
+        "cublasSgemm");
     return;
   }
   int dt = type == CublasGemmType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
-  check_cublas(api_.cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, pb, dt, n, pa, dt, k, &zero, pc, dt,
-                                 n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  check_cublas(api_.cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, pb, dt, n, pa,
+                                 dt, k, &zero, pc, dt, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
 }
 
@@ -118,8 +135,8 @@ void CublasGemm::synchronize() {
   check(cu_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
 }
 
-double CublasGemm::time_ms(CublasGemmType type, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, int m, int n, int k,
-                           int reps) {
+double CublasGemm::time_ms(CublasGemmType type, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, int m,
+                           int n, int k, int reps) {
   cu_.cuCtxSetCurrent(ctx_);
   check(cu_.cuEventRecord(start_, stream_), "cuEventRecord");
   for (int i = 0; i < reps; ++i) gemm(type, c, a, b, m, n, k);

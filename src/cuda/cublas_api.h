@@ -35,12 +35,12 @@ struct CublasApi {
   cublasStatus_t (*cublasGetVersion_v2)(cublasHandle_t, int* version);
   cublasStatus_t (*cublasSetStream_v2)(cublasHandle_t, CUstream);
   cublasStatus_t (*cublasSgemm_v2)(cublasHandle_t, int transa, int transb, int m, int n, int k,
-                                   const float* alpha, const float* A, int lda, const float* B, int ldb,
-                                   const float* beta, float* C, int ldc);
+                                   const float* alpha, const float* A, int lda, const float* B,
+                                   int ldb, const float* beta, float* C, int ldc);
   cublasStatus_t (*cublasGemmEx)(cublasHandle_t, int transa, int transb, int m, int n, int k,
-                                 const void* alpha, const void* A, int a_type, int lda, const void* B,
-                                 int b_type, int ldb, const void* beta, void* C, int c_type, int ldc,
-                                 int compute_type, int algo);
+                                 const void* alpha, const void* A, int a_type, int lda,
+                                 const void* B, int b_type, int ldb, const void* beta, void* C,
+                                 int c_type, int ldc, int compute_type, int algo);
   std::string path;
 };
 
@@ -68,8 +68,8 @@ class CublasGemm {
   void gemm(CublasGemmType type, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, int m, int n, int k);
   void synchronize();
   // GPU time of `reps` products queued back to back, in milliseconds per product.
-  double time_ms(CublasGemmType type, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, int m, int n, int k,
-                 int reps);
+  double time_ms(CublasGemmType type, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, int m, int n,
+                 int k, int reps);
   int version() const { return version_; }
 
  private:

@@ -32,7 +32,7 @@ __device__ __forceinline__ uint4 apply_vector(const uint4& a, const uint4& b, Op
   const uint32_t wa[4] = {a.x, a.y, a.z, a.w};
   const uint32_t wb[4] = {b.x, b.y, b.z, b.w};
   uint32_t w[4];
-NVHCQ_UNROLL
+  NVHCQ_UNROLL
   for (int j = 0; j < 4; ++j) {
     if constexpr (kHalf) {
       float lo = op(half_to_float((uint16_t)(wa[j] & 0xffffu)),
@@ -41,7 +41,8 @@ NVHCQ_UNROLL
                     kInputs == 2 ? half_to_float((uint16_t)(wb[j] >> 16)) : 0.0f);
       w[j] = (uint32_t)float_to_half(lo) | ((uint32_t)float_to_half(hi) << 16);
     } else {
-      w[j] = __float_as_uint(op(__uint_as_float(wa[j]), kInputs == 2 ? __uint_as_float(wb[j]) : 0.0f));
+      w[j] =
+          __float_as_uint(op(__uint_as_float(wa[j]), kInputs == 2 ? __uint_as_float(wb[j]) : 0.0f));
     }
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
@@ -111,13 +112,13 @@ __device__ __forceinline__ void bias_act(void* y, const void* bias, uint32_t row
 
 }  // namespace elementwise
 
-#define NVHCQ_EW_BINARY(name, half, Op)                                                      \
-  extern "C" __global__ void name(void* out, const void* a, const void* b, uint64_t n) {     \
-    elementwise::map<half, 2, elementwise::Op>(out, a, b, n);                                \
+#define NVHCQ_EW_BINARY(name, half, Op)                                                  \
+  extern "C" __global__ void name(void* out, const void* a, const void* b, uint64_t n) { \
+    elementwise::map<half, 2, elementwise::Op>(out, a, b, n);                            \
   }
-#define NVHCQ_EW_UNARY(name, half, Op)                                                       \
-  extern "C" __global__ void name(void* out, const void* a, uint64_t n) {                    \
-    elementwise::map<half, 1, elementwise::Op>(out, a, a, n);                                \
+#define NVHCQ_EW_UNARY(name, half, Op)                                    \
+  extern "C" __global__ void name(void* out, const void* a, uint64_t n) { \
+    elementwise::map<half, 1, elementwise::Op>(out, a, a, n);             \
   }
 
 NVHCQ_EW_BINARY(ew_add_f32, false, Add)
@@ -129,9 +130,11 @@ NVHCQ_EW_BINARY(ew_mul_f16, true, Mul)
 NVHCQ_EW_UNARY(ew_exp_f16, true, Exp)
 NVHCQ_EW_UNARY(ew_relu_f16, true, Relu)
 
-extern "C" __global__ void bias_act_f32(void* y, const void* bias, uint32_t rows, uint32_t cols, uint32_t relu) {
+extern "C" __global__ void bias_act_f32(void* y, const void* bias, uint32_t rows, uint32_t cols,
+                                        uint32_t relu) {
   elementwise::bias_act<false>(y, bias, rows, cols, relu);
 }
-extern "C" __global__ void bias_act_f16(void* y, const void* bias, uint32_t rows, uint32_t cols, uint32_t relu) {
+extern "C" __global__ void bias_act_f16(void* y, const void* bias, uint32_t rows, uint32_t cols,
+                                        uint32_t relu) {
   elementwise::bias_act<true>(y, bias, rows, cols, relu);
 }

@@ -41,7 +41,7 @@ __device__ __forceinline__ void gemm(float* __restrict__ C, const float* __restr
 
   // Reads k-tile k0 into registers: A as (row, 4 consecutive k), B as (k, 4 consecutive n).
   auto fetch = [&](int k0) {
-NVHCQ_UNROLL
+    NVHCQ_UNROLL
     for (int i = 0; i < kALoads; ++i) {
       int idx = tid + i * kThreads;
       int row = idx / (BK / 4), k = (idx % (BK / 4)) * 4;
@@ -55,13 +55,13 @@ NVHCQ_UNROLL
         a_next[i][2] = v.z;
         a_next[i][3] = v.w;
       } else {
-NVHCQ_UNROLL
+        NVHCQ_UNROLL
         for (int e = 0; e < 4; ++e) {
           a_next[i][e] = (gm < M && gk + e < K) ? A[(uint64_t)gm * K + gk + e] : 0.0f;
         }
       }
     }
-NVHCQ_UNROLL
+    NVHCQ_UNROLL
     for (int i = 0; i < kBLoads; ++i) {
       int idx = tid + i * kThreads;
       int k = idx / (BN / 4), col = (idx % (BN / 4)) * 4;
@@ -75,7 +75,7 @@ NVHCQ_UNROLL
         b_next[i][2] = v.z;
         b_next[i][3] = v.w;
       } else {
-NVHCQ_UNROLL
+        NVHCQ_UNROLL
         for (int e = 0; e < 4; ++e) {
           b_next[i][e] = (gk < K && gn + e < N) ? B[(uint64_t)gk * N + gn + e] : 0.0f;
         }
@@ -86,28 +86,28 @@ NVHCQ_UNROLL
   auto store = [&](int buf) {
     float* as = As + buf * BK * kLdA;
     float* bs = Bs + buf * BK * BN;
-NVHCQ_UNROLL
+    NVHCQ_UNROLL
     for (int i = 0; i < kALoads; ++i) {
       int idx = tid + i * kThreads;
       if (idx >= kAVec) continue;
       int row = idx / (BK / 4), k = (idx % (BK / 4)) * 4;
-NVHCQ_UNROLL
+      NVHCQ_UNROLL
       for (int e = 0; e < 4; ++e) as[(k + e) * kLdA + row] = a_next[i][e];
     }
-NVHCQ_UNROLL
+    NVHCQ_UNROLL
     for (int i = 0; i < kBLoads; ++i) {
       int idx = tid + i * kThreads;
       if (idx >= kBVec) continue;
       int k = idx / (BN / 4), col = (idx % (BN / 4)) * 4;
-      *(float4*)(bs + k * BN + col) = make_float4(b_next[i][0], b_next[i][1], b_next[i][2], b_next[i][3]);
+      *(float4*)(bs + k * BN + col) =
+          make_float4(b_next[i][0], b_next[i][1], b_next[i][2], b_next[i][3]);
     }
   };
 
   float acc[TM][TN];
-NVHCQ_UNROLL
-  for (int i = 0; i < TM; ++i)
-NVHCQ_UNROLL
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+  NVHCQ_UNROLL
+  for (int i = 0; i < TM; ++i) NVHCQ_UNROLL
+  for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
   const int k_tiles = (K + BK - 1) / BK;
   fetch(0);
@@ -118,10 +118,10 @@ NVHCQ_UNROLL
     if (kt + 1 < k_tiles) fetch((kt + 1) * BK);  // in flight during the products below
     const float* as = As + buf * BK * kLdA;
     const float* bs = Bs + buf * BK * BN;
-NVHCQ_UNROLL
+    NVHCQ_UNROLL
     for (int k = 0; k < BK; ++k) {
       float a[TM], b[TN];
-NVHCQ_UNROLL
+      NVHCQ_UNROLL
       for (int p = 0; p < kPiecesM; ++p) {
         float4 v = *(const float4*)(as + k * kLdA + p * (BM / kPiecesM) + ty * 4);
         a[p * 4 + 0] = v.x;
@@ -129,7 +129,7 @@ NVHCQ_UNROLL
         a[p * 4 + 2] = v.z;
         a[p * 4 + 3] = v.w;
       }
-NVHCQ_UNROLL
+      NVHCQ_UNROLL
       for (int p = 0; p < kPiecesN; ++p) {
         float4 v = *(const float4*)(bs + k * BN + p * (BN / kPiecesN) + tx * 4);
         b[p * 4 + 0] = v.x;
@@ -137,28 +137,29 @@ NVHCQ_UNROLL
         b[p * 4 + 2] = v.z;
         b[p * 4 + 3] = v.w;
       }
-NVHCQ_UNROLL
-      for (int i = 0; i < TM; ++i)
-NVHCQ_UNROLL
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+      NVHCQ_UNROLL
+      for (int i = 0; i < TM; ++i) NVHCQ_UNROLL
+      for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
     }
     // The other buffer was last read in iteration kt-1, before that iteration's barrier.
     if (kt + 1 < k_tiles) store(buf ^ 1);
     __syncthreads();
   }
 
-NVHCQ_UNROLL
+  NVHCQ_UNROLL
   for (int i = 0; i < TM; ++i) {
     int row = m0 + (i / 4) * (BM / kPiecesM) + ty * 4 + i % 4;
     if (row >= M) continue;
-NVHCQ_UNROLL
+    NVHCQ_UNROLL
     for (int p = 0; p < kPiecesN; ++p) {
       int col = n0 + p * (BN / kPiecesN) + tx * 4;
       float* dst = C + (uint64_t)row * N + col;
       if constexpr (kVec4) {
-        if (col < N) *(float4*)dst = make_float4(acc[i][p * 4], acc[i][p * 4 + 1], acc[i][p * 4 + 2], acc[i][p * 4 + 3]);
+        if (col < N)
+          *(float4*)dst =
+              make_float4(acc[i][p * 4], acc[i][p * 4 + 1], acc[i][p * 4 + 2], acc[i][p * 4 + 3]);
       } else {
-NVHCQ_UNROLL
+        NVHCQ_UNROLL
         for (int e = 0; e < 4; ++e) {
           if (col + e < N) dst[e] = acc[i][p * 4 + e];
         }
@@ -170,10 +171,10 @@ NVHCQ_UNROLL
 }  // namespace gemm_f32
 
 // Shared memory: 2 * 8 * ((BM + 4) + BN) floats (the launch's dynamic size).
-#define NVHCQ_GEMM_F32(name, BM, BN, TM, TN, vec4, min_blocks)                                     \
-  extern "C" __global__ void __launch_bounds__(256, min_blocks)                                    \
-      name(float* C, const float* A, const float* B, int M, int N, int K) {                        \
-    gemm_f32::gemm<BM, BN, TM, TN, vec4>(C, A, B, M, N, K);                                        \
+#define NVHCQ_GEMM_F32(name, BM, BN, TM, TN, vec4, min_blocks)              \
+  extern "C" __global__ void __launch_bounds__(256, min_blocks)             \
+      name(float* C, const float* A, const float* B, int M, int N, int K) { \
+    gemm_f32::gemm<BM, BN, TM, TN, vec4>(C, A, B, M, N, K);                 \
   }
 
 NVHCQ_GEMM_F32(gemm_f32_128x128, 128, 128, 8, 8, true, 2)

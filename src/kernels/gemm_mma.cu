@@ -85,7 +85,7 @@ __device__ __forceinline__ void gemm(uint16_t* __restrict__ C, const uint16_t* _
     if constexpr (kAligned) {
       const uint32_t a_dst = smem_base + stage * kStageBytes;
       const uint32_t b_dst = a_dst + kAStageBytes;
-NVHCQ_UNROLL
+      NVHCQ_UNROLL
       for (int i = 0; i < BM * kAChunks / kThreads; ++i) {
         int idx = tid + i * kThreads;
         int row = idx / kAChunks, chunk = idx % kAChunks;
@@ -94,7 +94,7 @@ NVHCQ_UNROLL
         const uint16_t* src = inside ? A + (uint64_t)gm * K + gk : A;
         cp_async_16(a_dst + a_offset<BK>(row, chunk), src, inside ? 16 : 0);
       }
-NVHCQ_UNROLL
+      NVHCQ_UNROLL
       for (int i = 0; i < BK * kBChunks / kThreads; ++i) {
         int idx = tid + i * kThreads;
         int k = idx / kBChunks, chunk = idx % kBChunks;
@@ -122,15 +122,13 @@ NVHCQ_UNROLL
   };
 
   float acc[FM][FN][4];
-NVHCQ_UNROLL
-  for (int i = 0; i < FM; ++i)
-NVHCQ_UNROLL
-    for (int j = 0; j < FN; ++j)
-NVHCQ_UNROLL
-      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+  NVHCQ_UNROLL
+  for (int i = 0; i < FM; ++i) NVHCQ_UNROLL
+  for (int j = 0; j < FN; ++j) NVHCQ_UNROLL
+  for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
 
   const int k_tiles = (K + BK - 1) / BK;
-NVHCQ_UNROLL
+  NVHCQ_UNROLL
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) load_stage(s, s * BK);
     cp_async_commit();  // one group per slot, empty or not, keeps the wait counts simple
@@ -148,17 +146,17 @@ NVHCQ_UNROLL
 
     const uint32_t a_base = smem_base + (kt % STAGES) * kStageBytes;
     const uint32_t b_base = a_base + kAStageBytes;
-NVHCQ_UNROLL
+    NVHCQ_UNROLL
     for (int kk = 0; kk < BK / 16; ++kk) {
       uint32_t af[FM][4], bf[FN][2];
-NVHCQ_UNROLL
+      NVHCQ_UNROLL
       for (int i = 0; i < FM; ++i) {
         // Lanes 0-15 address rows 0-15 at k 0-7, lanes 16-31 the same rows at k 8-15:
         // the four matrices are exactly the m16k16 A fragment's four registers.
         int row = warp_m * WM + i * 16 + (lane & 15);
         ldmatrix_x4(af[i], a_base + a_offset<BK>(row, kk * 2 + (lane >> 4)));
       }
-NVHCQ_UNROLL
+      NVHCQ_UNROLL
       for (int j = 0; j < FN; j += 2) {
         // Transposed: matrices (k 0-7 | k 8-15) x (n 0-7 | n 8-15) are the k16n8
         // B fragments of two adjacent n8 tiles.
@@ -171,22 +169,21 @@ NVHCQ_UNROLL
         bf[j + 1][0] = r[2];
         bf[j + 1][1] = r[3];
       }
-NVHCQ_UNROLL
-      for (int i = 0; i < FM; ++i)
-NVHCQ_UNROLL
-        for (int j = 0; j < FN; ++j) mma_m16n8k16<kBf16>(acc[i][j], af[i], bf[j]);
+      NVHCQ_UNROLL
+      for (int i = 0; i < FM; ++i) NVHCQ_UNROLL
+      for (int j = 0; j < FN; ++j) mma_m16n8k16<kBf16>(acc[i][j], af[i], bf[j]);
     }
   }
   cp_async_wait<0>();  // no copy may land in shared memory after the CTA exits
 
   // Accumulator fragment: lane l holds (row l/4, columns 2(l%4), +1) and the same
   // columns 8 rows further down.
-NVHCQ_UNROLL
+  NVHCQ_UNROLL
   for (int i = 0; i < FM; ++i) {
-NVHCQ_UNROLL
+    NVHCQ_UNROLL
     for (int j = 0; j < FN; ++j) {
       int col = n0 + warp_n * WN + j * 8 + (lane & 3) * 2;
-NVHCQ_UNROLL
+      NVHCQ_UNROLL
       for (int half = 0; half < 2; ++half) {
         int row = m0 + warp_m * WM + i * 16 + (lane >> 2) + half * 8;
         if (row >= M) continue;
@@ -208,17 +205,17 @@ NVHCQ_UNROLL
 }  // namespace gemm_mma
 
 // One kernel per (type, tile shape): the arguments are (C, A, B, M, N, K).
-#define NVHCQ_GEMM_MMA(name, bf16, BM, BN, BK, WM, WN, STAGES, aligned, min_blocks)                   \
-  extern "C" __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, min_blocks)               \
-      name(uint16_t* C, const uint16_t* A, const uint16_t* B, int M, int N, int K) {                 \
-    gemm_mma::gemm<bf16, BM, BN, BK, WM, WN, STAGES, aligned>(C, A, B, M, N, K);                     \
+#define NVHCQ_GEMM_MMA(name, bf16, BM, BN, BK, WM, WN, STAGES, aligned, min_blocks)    \
+  extern "C" __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, min_blocks) \
+      name(uint16_t* C, const uint16_t* A, const uint16_t* B, int M, int N, int K) {   \
+    gemm_mma::gemm<bf16, BM, BN, BK, WM, WN, STAGES, aligned>(C, A, B, M, N, K);       \
   }
 
-#define NVHCQ_GEMM_MMA_TYPES(type, bf16)                                                             \
-  NVHCQ_GEMM_MMA(gemm_mma_##type##_128x256x32_s4, bf16, 128, 256, 32, 64, 64, 4, true, 1)            \
-  NVHCQ_GEMM_MMA(gemm_mma_##type##_128x256x64_s3, bf16, 128, 256, 64, 64, 64, 3, true, 1)            \
-  NVHCQ_GEMM_MMA(gemm_mma_##type##_128x128x32_s4, bf16, 128, 128, 32, 64, 64, 4, true, 2)            \
-  NVHCQ_GEMM_MMA(gemm_mma_##type##_64x64x32_s4, bf16, 64, 64, 32, 32, 32, 4, true, 4)                \
+#define NVHCQ_GEMM_MMA_TYPES(type, bf16)                                                  \
+  NVHCQ_GEMM_MMA(gemm_mma_##type##_128x256x32_s4, bf16, 128, 256, 32, 64, 64, 4, true, 1) \
+  NVHCQ_GEMM_MMA(gemm_mma_##type##_128x256x64_s3, bf16, 128, 256, 64, 64, 64, 3, true, 1) \
+  NVHCQ_GEMM_MMA(gemm_mma_##type##_128x128x32_s4, bf16, 128, 128, 32, 64, 64, 4, true, 2) \
+  NVHCQ_GEMM_MMA(gemm_mma_##type##_64x64x32_s4, bf16, 64, 64, 32, 32, 32, 4, true, 4)     \
   NVHCQ_GEMM_MMA(gemm_mma_##type##_generic, bf16, 64, 64, 32, 32, 32, 2, false, 4)
 
 NVHCQ_GEMM_MMA_TYPES(f16, false)

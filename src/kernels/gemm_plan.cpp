@@ -34,7 +34,9 @@ constexpr F32Config kF32Configs[] = {
     {"64x64_scalar", 64, 64, false},
 };
 
-bool is_hopper(const std::string& arch) { return arch == "sm_90" || arch == "sm_90a"; }
+bool is_hopper(const std::string& arch) {
+  return arch == "sm_90" || arch == "sm_90a";
+}
 
 uint64_t tiles(uint32_t m, uint32_t n, uint32_t bm, uint32_t bn) {
   return uint64_t{(m + bm - 1) / bm} * ((n + bn - 1) / bn);
@@ -81,9 +83,11 @@ KernelLaunch plan_mma(const GemmProblem& p, uint32_t sm_count, const std::string
     for (const auto& c : kMmaConfigs) {
       if (variant == c.name) chosen = &c;
     }
-    if (chosen == nullptr) throw UsageError("no " + std::string(gemm_type_name(p.type)) + " GEMM variant " + variant);
+    if (chosen == nullptr)
+      throw UsageError("no " + std::string(gemm_type_name(p.type)) + " GEMM variant " + variant);
     if (chosen->aligned && !vector_ok) {
-      throw UsageError("GEMM variant " + variant + " needs K and N multiples of 8 and 16-byte aligned matrices");
+      throw UsageError("GEMM variant " + variant +
+                       " needs K and N multiples of 8 and 16-byte aligned matrices");
     }
   }
   KernelLaunch l;
@@ -110,14 +114,16 @@ KernelLaunch plan_f32(const GemmProblem& p, uint32_t sm_count, const std::string
     }
     if (chosen == nullptr) throw UsageError("no f32 GEMM variant " + variant);
     if (chosen->vec4 && !vector_ok) {
-      throw UsageError("GEMM variant " + variant + " needs K and N multiples of 4 and 16-byte aligned matrices");
+      throw UsageError("GEMM variant " + variant +
+                       " needs K and N multiples of 4 and 16-byte aligned matrices");
     }
   }
   KernelLaunch l;
   l.file = "gemm_f32.cu";
   l.kernel = std::string("gemm_f32_") + chosen->name;
   l.variant = std::string("simt ") + chosen->name;
-  uint32_t tiles_n = (p.n + chosen->bn - 1) / chosen->bn, tiles_m = (p.m + chosen->bm - 1) / chosen->bm;
+  uint32_t tiles_n = (p.n + chosen->bn - 1) / chosen->bn,
+           tiles_m = (p.m + chosen->bm - 1) / chosen->bm;
   if (tiles_m > 65535) throw UsageError("GEMM M too large for one launch");
   l.grid[0] = std::max<uint32_t>(tiles_n, 1);
   l.grid[1] = std::max<uint32_t>(tiles_m, 1);
@@ -131,14 +137,18 @@ KernelLaunch plan_f32(const GemmProblem& p, uint32_t sm_count, const std::string
 const char* const kWgmmaVariant = "wgmma_128x256x64_s4";
 
 bool wgmma_applies(const GemmProblem& p) {
-  return p.type != GemmType::kF32 && is_hopper(p.arch) && p.aligned16 && p.k % 8 == 0 && p.n % 8 == 0;
+  return p.type != GemmType::kF32 && is_hopper(p.arch) && p.aligned16 && p.k % 8 == 0 &&
+         p.n % 8 == 0;
 }
 
 const char* gemm_type_name(GemmType type) {
   switch (type) {
-    case GemmType::kF32: return "f32";
-    case GemmType::kF16: return "f16";
-    case GemmType::kBF16: return "bf16";
+    case GemmType::kF32:
+      return "f32";
+    case GemmType::kF16:
+      return "f16";
+    case GemmType::kBF16:
+      return "bf16";
   }
   return "?";
 }
@@ -150,11 +160,14 @@ GemmType parse_gemm_type(const std::string& name) {
   throw UsageError("unknown element type '" + name + "' (f32, f16 or bf16)");
 }
 
-uint32_t gemm_element_bytes(GemmType type) { return type == GemmType::kF32 ? 4 : 2; }
+uint32_t gemm_element_bytes(GemmType type) {
+  return type == GemmType::kF32 ? 4 : 2;
+}
 
 KernelLaunch plan_gemm(const GemmProblem& p, uint32_t sm_count, const std::string& variant) {
   if (p.m == 0 || p.n == 0 || p.k == 0) throw UsageError("GEMM dimensions must be positive");
-  if (p.m > 0x7fffffffu || p.n > 0x7fffffffu || p.k > 0x7fffffffu) throw UsageError("GEMM dimension over 2^31");
+  if (p.m > 0x7fffffffu || p.n > 0x7fffffffu || p.k > 0x7fffffffu)
+    throw UsageError("GEMM dimension over 2^31");
   return p.type == GemmType::kF32 ? plan_f32(p, sm_count, variant) : plan_mma(p, sm_count, variant);
 }
 
@@ -164,7 +177,8 @@ std::vector<std::string> gemm_variants(GemmType type, const std::string& arch) {
     for (const auto& c : kF32Configs) names.push_back(c.name);
   } else {
     for (const auto& c : kMmaConfigs) names.push_back(c.name);
-    if (is_hopper(arch)) names.push_back(kWgmmaVariant);  // last: the newest code runs after the rest
+    if (is_hopper(arch))
+      names.push_back(kWgmmaVariant);  // last: the newest code runs after the rest
   }
   return names;
 }
@@ -175,20 +189,26 @@ std::vector<std::string> gemm_kernel_names(const std::string& file) {
     for (const auto& c : kF32Configs) names.push_back(std::string("gemm_f32_") + c.name);
   } else if (file == "gemm_mma.cu") {
     for (const char* t : {"f16", "bf16"}) {
-      for (const auto& c : kMmaConfigs) names.push_back(std::string("gemm_mma_") + t + "_" + c.name);
+      for (const auto& c : kMmaConfigs)
+        names.push_back(std::string("gemm_mma_") + t + "_" + c.name);
     }
   } else if (file == "gemm_wgmma.cu") {
-    for (const char* t : {"f16", "bf16"}) names.push_back(std::string("gemm_wgmma_") + t + "_128x256x64_s4");
+    for (const char* t : {"f16", "bf16"})
+      names.push_back(std::string("gemm_wgmma_") + t + "_128x256x64_s4");
   }
   return names;
 }
 
 const char* elementwise_op_name(ElementwiseOp op) {
   switch (op) {
-    case ElementwiseOp::kAdd: return "add";
-    case ElementwiseOp::kMul: return "mul";
-    case ElementwiseOp::kExp: return "exp";
-    case ElementwiseOp::kRelu: return "relu";
+    case ElementwiseOp::kAdd:
+      return "add";
+    case ElementwiseOp::kMul:
+      return "mul";
+    case ElementwiseOp::kExp:
+      return "exp";
+    case ElementwiseOp::kRelu:
+      return "relu";
   }
   return "?";
 }
@@ -230,7 +250,8 @@ KernelLaunch plan_bias_act(GemmType type, uint32_t rows, uint32_t cols, uint32_t
 std::vector<std::string> elementwise_kernel_names() {
   std::vector<std::string> names;
   for (const char* t : {"f32", "f16"}) {
-    for (const char* op : {"add", "mul", "exp", "relu"}) names.push_back(std::string("ew_") + op + "_" + t);
+    for (const char* op : {"add", "mul", "exp", "relu"})
+      names.push_back(std::string("ew_") + op + "_" + t);
     names.push_back(std::string("bias_act_") + t);
   }
   return names;

@@ -16,9 +16,9 @@ namespace nvhcq::kernels {
 
 enum class GemmType { kF32, kF16, kBF16 };
 
-const char* gemm_type_name(GemmType type);                  // "f32", "f16", "bf16"
-GemmType parse_gemm_type(const std::string& name);          // throws UsageError
-uint32_t gemm_element_bytes(GemmType type);                 // 4 or 2
+const char* gemm_type_name(GemmType type);          // "f32", "f16", "bf16"
+GemmType parse_gemm_type(const std::string& name);  // throws UsageError
+uint32_t gemm_element_bytes(GemmType type);         // 4 or 2
 
 struct KernelLaunch {
   std::string file;    // the embedded source, e.g. "gemm_mma.cu"

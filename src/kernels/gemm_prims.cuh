@@ -37,12 +37,15 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 // first `src_bytes` (0..16) are read; the rest of the 16 are zero-filled, so a
 // tile edge needs no separate path. Bypasses L1 (.cg): tiles are read once per CTA.
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
                : "memory");
 }
 
 // Closes the group of cp.async issued since the last commit.
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>

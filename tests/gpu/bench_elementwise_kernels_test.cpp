@@ -25,10 +25,14 @@ constexpr size_t kGuard = 64;
 
 double reference(ElementwiseOp op, double a, double b) {
   switch (op) {
-    case ElementwiseOp::kAdd: return a + b;
-    case ElementwiseOp::kMul: return a * b;
-    case ElementwiseOp::kExp: return std::exp(a);
-    case ElementwiseOp::kRelu: return a < 0 ? 0 : a;
+    case ElementwiseOp::kAdd:
+      return a + b;
+    case ElementwiseOp::kMul:
+      return a * b;
+    case ElementwiseOp::kExp:
+      return std::exp(a);
+    case ElementwiseOp::kRelu:
+      return a < 0 ? 0 : a;
   }
   return 0;
 }
@@ -58,8 +62,9 @@ class ElementwiseKernelsTest : public ::testing::TestWithParam<std::string> {
   // op over n elements placed `misalign` elements into their buffers; `sm_count`
   // shapes the grid (small: the grid-stride loop wraps many times).
   void run(ElementwiseOp op, GemmType t, uint64_t n, size_t misalign, uint32_t sm_count) {
-    SCOPED_TRACE(std::string(elementwise_op_name(op)) + " " + gemm_type_name(t) + " n=" + std::to_string(n) +
-                 " misalign=" + std::to_string(misalign) + " sms=" + std::to_string(sm_count));
+    SCOPED_TRACE(std::string(elementwise_op_name(op)) + " " + gemm_type_name(t) +
+                 " n=" + std::to_string(n) + " misalign=" + std::to_string(misalign) +
+                 " sms=" + std::to_string(sm_count));
     const bool half = t == GemmType::kF16;
     const size_t es = half ? 2 : 4;
     KernelLaunch plan = plan_elementwise(op, t, n, sm_count);
@@ -100,7 +105,8 @@ class ElementwiseKernelsTest : public ::testing::TestWithParam<std::string> {
     std::vector<uint8_t> out(fill.size());
     acc->download(out.data(), *dout, 0, out.size());
     for (size_t i = 0; i < off; ++i) ASSERT_EQ(out[i], 0x3c) << "write before the output";
-    for (size_t i = off + n * es; i < out.size(); ++i) ASSERT_EQ(out[i], 0x3c) << "write after the output";
+    for (size_t i = off + n * es; i < out.size(); ++i)
+      ASSERT_EQ(out[i], 0x3c) << "write after the output";
     for (uint64_t i = 0; i < n; ++i) {
       double want = reference(op, av[i], bv[i]);
       double got;
@@ -124,7 +130,8 @@ class ElementwiseKernelsTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(ElementwiseKernelsTest, EveryOpAndTypeWithTailsMisalignmentAndWrappingGrids) {
   for (GemmType t : {GemmType::kF32, GemmType::kF16}) {
-    for (ElementwiseOp op : {ElementwiseOp::kAdd, ElementwiseOp::kMul, ElementwiseOp::kExp, ElementwiseOp::kRelu}) {
+    for (ElementwiseOp op :
+         {ElementwiseOp::kAdd, ElementwiseOp::kMul, ElementwiseOp::kExp, ElementwiseOp::kRelu}) {
       run(op, t, 1, 0, acc->sm_count());
       run(op, t, 1000003, 0, acc->sm_count());  // vectors + a tail
       run(op, t, 100003, 1, acc->sm_count());   // misaligned: one element at a time
@@ -156,7 +163,8 @@ TEST_P(ElementwiseKernelsTest, BiasActAddsPerColumnAndClamps) {
       auto dy = acc->alloc(y.size()), db = acc->alloc(bias.size());
       acc->upload(*dy, 0, y.data(), y.size());
       acc->upload(*db, 0, bias.data(), bias.size());
-      acc->launch(*k, gpu::KernelArgs().ptr(dy->va()).ptr(db->va()).add(rows).add(cols).add(relu), dims(plan));
+      acc->launch(*k, gpu::KernelArgs().ptr(dy->va()).ptr(db->va()).add(rows).add(cols).add(relu),
+                  dims(plan));
       acc->synchronize();
       acc->download(y.data(), *dy, 0, y.size());
       for (size_t i = 0; i < size_t{rows} * cols; ++i) {

@@ -1,8 +1,7 @@
-// nvhcq's GEMM kernels (gemm_f32.cu, gemm_mma.cu, gemm_wgmma.cu on sm_90) on a real GPU through both
-// backends, against float64 references: odd shapes (1x1x1, 17x33x65,
-// 127x129x255, 1000^3), every tile configuration with edge tiles, unaligned
-// matrices through the generic loaders. C is poisoned (NaN) and fenced by guard
-// elements that must survive. Skips without a GPU.
+// nvhcq's GEMM kernels (gemm_f32.cu, gemm_mma.cu, gemm_wgmma.cu on sm_90) on a real GPU through
+// both backends, against float64 references: odd shapes (1x1x1, 17x33x65, 127x129x255, 1000^3),
+// every tile configuration with edge tiles, unaligned matrices through the generic loaders. C is
+// poisoned (NaN) and fenced by guard elements that must survive. Skips without a GPU.
 
 #include <gtest/gtest.h>
 
@@ -46,8 +45,8 @@ void from_value(GemmType t, float v, uint8_t* p) {
 }
 
 struct Inputs {
-  std::vector<uint8_t> a, b;             // device bytes
-  std::vector<double> ref;               // float64 C
+  std::vector<uint8_t> a, b;  // device bytes
+  std::vector<double> ref;    // float64 C
 };
 
 // Inputs and reference per (type, m, n, k), shared by both backends' runs.
@@ -104,12 +103,15 @@ class GemmKernelsTest : public ::testing::TestWithParam<std::string> {
 
   // Runs C = A*B with A and B placed `a_offset` bytes into their buffers
   // (nonzero: not 16-byte aligned) and checks C and its guards.
-  void run(GemmType t, uint32_t m, uint32_t n, uint32_t k, const std::string& variant = "", size_t a_offset = 0) {
-    SCOPED_TRACE(std::string(gemm_type_name(t)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                 std::to_string(k) + " " + (variant.empty() ? "auto" : variant) + " offset " + std::to_string(a_offset));
+  void run(GemmType t, uint32_t m, uint32_t n, uint32_t k, const std::string& variant = "",
+           size_t a_offset = 0) {
+    SCOPED_TRACE(std::string(gemm_type_name(t)) + " " + std::to_string(m) + "x" +
+                 std::to_string(n) + "x" + std::to_string(k) + " " +
+                 (variant.empty() ? "auto" : variant) + " offset " + std::to_string(a_offset));
     const size_t es = gemm_element_bytes(t);
     const Inputs& in = inputs_for(t, m, n, k);
-    KernelLaunch plan = plan_gemm(GemmProblem{t, m, n, k, a_offset == 0, acc->arch()}, acc->sm_count(), variant);
+    KernelLaunch plan =
+        plan_gemm(GemmProblem{t, m, n, k, a_offset == 0, acc->arch()}, acc->sm_count(), variant);
     auto a = acc->alloc(in.a.size() + a_offset), b = acc->alloc(in.b.size() + a_offset);
     const size_t c_bytes = size_t{m} * n * es;
     auto c = acc->alloc(c_bytes + 2 * kGuardBytes);
@@ -140,12 +142,15 @@ class GemmKernelsTest : public ::testing::TestWithParam<std::string> {
     double num = 0, den = 0;
     for (size_t i = 0; i < in.ref.size(); ++i) {
       double g = to_value(t, &out[kGuardBytes + i * es]);
-      ASSERT_TRUE(std::isfinite(g)) << plan.kernel << ": C[" << i / n << "][" << i % n << "] not written";
+      ASSERT_TRUE(std::isfinite(g))
+          << plan.kernel << ": C[" << i / n << "][" << i % n << "] not written";
       num += (g - in.ref[i]) * (g - in.ref[i]);
       den += in.ref[i] * in.ref[i];
     }
     double err = std::sqrt(num / (den > 0 ? den : 1));
-    double tol = t == GemmType::kF32 ? 1e-6 + 4e-7 * std::sqrt(double(k)) : t == GemmType::kF16 ? 5e-3 : 1e-2;
+    double tol = t == GemmType::kF32   ? 1e-6 + 4e-7 * std::sqrt(double(k))
+                 : t == GemmType::kF16 ? 5e-3
+                                       : 1e-2;
     EXPECT_LT(err, tol) << plan.kernel;
   }
 
@@ -176,14 +181,14 @@ TEST_P(GemmKernelsTest, WarpgroupKernelOnHopperAtSeveralShapes) {
     GTEST_SKIP() << "the wgmma kernel is for sm_90; this GPU is " << acc->arch();
   }
   for (GemmType t : {GemmType::kF16, GemmType::kBF16}) {
-    run(t, 128, 256, 64, kWgmmaVariant);    // one tile, one k-tile
+    run(t, 128, 256, 64, kWgmmaVariant);      // one tile, one k-tile
     run(t, 1000, 1000, 1000, kWgmmaVariant);  // edges in every dimension, 16 k-tiles
-    run(t, 8, 520, 1032, kWgmmaVariant);    // a thin M
+    run(t, 8, 520, 1032, kWgmmaVariant);      // a thin M
   }
 }
 
 TEST_P(GemmKernelsTest, UnalignedMatricesTakeTheGenericLoaders) {
-  run(GemmType::kF16, 64, 64, 64, "", 2);   // A and B 2 bytes off 16-byte alignment
+  run(GemmType::kF16, 64, 64, 64, "", 2);  // A and B 2 bytes off 16-byte alignment
   run(GemmType::kBF16, 70, 72, 40, "", 6);
   run(GemmType::kF32, 64, 64, 64, "", 4);
 }

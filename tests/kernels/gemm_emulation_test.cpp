@@ -30,10 +30,12 @@ namespace nvhcq::kernels {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
-#define SKIP_UNDER_SANITIZERS() GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer"
+#define SKIP_UNDER_SANITIZERS() \
+  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer"
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define SKIP_UNDER_SANITIZERS() GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer"
+#define SKIP_UNDER_SANITIZERS() \
+  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer"
 #endif
 #endif
 #ifndef SKIP_UNDER_SANITIZERS
@@ -95,8 +97,8 @@ struct Case {
 };
 
 std::string describe(const Case& c) {
-  return std::string(gemm_type_name(c.type)) + " " + (c.variant.empty() ? "auto" : c.variant) + " " +
-         std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+  return std::string(gemm_type_name(c.type)) + " " + (c.variant.empty() ? "auto" : c.variant) +
+         " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
 }
 
 // Relative Frobenius error of `got` against `ref`; -1 when any value is not finite.
@@ -110,8 +112,8 @@ double rel_error(const std::vector<double>& got, const std::vector<double>& ref)
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-std::vector<double> reference(const std::vector<double>& a, const std::vector<double>& b, uint32_t m,
-                              uint32_t n, uint32_t k) {
+std::vector<double> reference(const std::vector<double>& a, const std::vector<double>& b,
+                              uint32_t m, uint32_t n, uint32_t k) {
   std::vector<double> c(size_t{m} * n, 0.0);
   for (uint32_t i = 0; i < m; ++i) {
     for (uint32_t kk = 0; kk < k; ++kk) {
@@ -128,7 +130,8 @@ void run_case(const Case& c, uint32_t sm_count = 132) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const size_t na = size_t{c.m} * c.k, nb = size_t{c.k} * c.n, nc = size_t{c.m} * c.n;
   std::vector<double> a(na), b(nb), got(nc);
-  KernelLaunch plan = plan_gemm(GemmProblem{c.type, c.m, c.n, c.k, true, "sm_90"}, sm_count, c.variant);
+  KernelLaunch plan =
+      plan_gemm(GemmProblem{c.type, c.m, c.n, c.k, true, "sm_90"}, sm_count, c.variant);
   emu::clear_globals();
   std::string error;
   if (c.type == GemmType::kF32) {
@@ -179,9 +182,12 @@ void run_case(const Case& c, uint32_t sm_count = 132) {
 }
 
 TEST(GemmEmulation, EveryKernelIsEmulated) {
-  for (const auto& name : gemm_kernel_names("gemm_mma.cu")) EXPECT_TRUE(gemm16_kernels().count(name)) << name;
-  for (const auto& name : gemm_kernel_names("gemm_wgmma.cu")) EXPECT_TRUE(gemm16_kernels().count(name)) << name;
-  for (const auto& name : gemm_kernel_names("gemm_f32.cu")) EXPECT_TRUE(gemm32_kernels().count(name)) << name;
+  for (const auto& name : gemm_kernel_names("gemm_mma.cu"))
+    EXPECT_TRUE(gemm16_kernels().count(name)) << name;
+  for (const auto& name : gemm_kernel_names("gemm_wgmma.cu"))
+    EXPECT_TRUE(gemm16_kernels().count(name)) << name;
+  for (const auto& name : gemm_kernel_names("gemm_f32.cu"))
+    EXPECT_TRUE(gemm32_kernels().count(name)) << name;
 }
 
 // Two tiles in each dimension with partial edge tiles, and a K that is not a
@@ -241,23 +247,33 @@ TEST(GemmEmulation, SimtF32Tiles) {
 }
 
 TEST(GemmEmulation, PlanRefusesVariantsThatCannotAddressTheShape) {
-  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 16, 10, 16, true}, 132, "128x256x32_s4"), Error);
+  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 16, 10, 16, true}, 132, "128x256x32_s4"),
+               Error);
   EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF32, 16, 16, 6, true}, 132, "128x128"), Error);
   EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 16, 16, 16, true}, 132, "nope"), Error);
   EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 0, 16, 16, true}, 132), Error);
-  EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kF16, 16, 16, 16, false}, 132).kernel, "gemm_mma_f16_generic");
+  EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kF16, 16, 16, 16, false}, 132).kernel,
+            "gemm_mma_f16_generic");
   EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kBF16, 4096, 4096, 4096, true}, 132).kernel,
             "gemm_mma_bf16_128x256x32_s4");
-  EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kF32, 4096, 4096, 4096, true}, 132).kernel, "gemm_f32_128x128");
+  EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kF32, 4096, 4096, 4096, true}, 132).kernel,
+            "gemm_f32_128x128");
   // wgmma only where the architecture is known to be sm_90, and only when asked for (for now).
-  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 256, 256, 256, true}, 132, kWgmmaVariant), Error);
-  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 256, 256, 256, true, "sm_87"}, 132, kWgmmaVariant), Error);
-  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 256, 250, 256, true, "sm_90"}, 132, kWgmmaVariant), Error);
-  KernelLaunch w = plan_gemm(GemmProblem{GemmType::kBF16, 4096, 4096, 4096, true, "sm_90"}, 132, kWgmmaVariant);
+  EXPECT_THROW(plan_gemm(GemmProblem{GemmType::kF16, 256, 256, 256, true}, 132, kWgmmaVariant),
+               Error);
+  EXPECT_THROW(
+      plan_gemm(GemmProblem{GemmType::kF16, 256, 256, 256, true, "sm_87"}, 132, kWgmmaVariant),
+      Error);
+  EXPECT_THROW(
+      plan_gemm(GemmProblem{GemmType::kF16, 256, 250, 256, true, "sm_90"}, 132, kWgmmaVariant),
+      Error);
+  KernelLaunch w =
+      plan_gemm(GemmProblem{GemmType::kBF16, 4096, 4096, 4096, true, "sm_90"}, 132, kWgmmaVariant);
   EXPECT_EQ(w.kernel, "gemm_wgmma_bf16_128x256x64_s4");
   EXPECT_EQ(w.arch_suffix, "a");
   EXPECT_EQ(w.grid[0], 32u * 16u);
-  EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kBF16, 4096, 4096, 4096, true, "sm_90"}, 132).file, "gemm_mma.cu");
+  EXPECT_EQ(plan_gemm(GemmProblem{GemmType::kBF16, 4096, 4096, 4096, true, "sm_90"}, 132).file,
+            "gemm_mma.cu");
 }
 
 // ---- elementwise ----
@@ -267,21 +283,29 @@ using Unary = void (*)(void*, const void*, uint64_t);
 
 double reference_op(ElementwiseOp op, double a, double b) {
   switch (op) {
-    case ElementwiseOp::kAdd: return a + b;
-    case ElementwiseOp::kMul: return a * b;
-    case ElementwiseOp::kExp: return std::exp(a);
-    case ElementwiseOp::kRelu: return a < 0 ? 0 : a;
+    case ElementwiseOp::kAdd:
+      return a + b;
+    case ElementwiseOp::kMul:
+      return a * b;
+    case ElementwiseOp::kExp:
+      return std::exp(a);
+    case ElementwiseOp::kRelu:
+      return a < 0 ? 0 : a;
   }
   return 0;
 }
 
 void run_elementwise(ElementwiseOp op, GemmType type, uint64_t n, size_t misalign) {
-  SCOPED_TRACE(std::string(elementwise_op_name(op)) + " " + gemm_type_name(type) + " n=" + std::to_string(n) +
-               " misalign=" + std::to_string(misalign));
-  static const std::map<std::string, Binary> binary = {
-      {"ew_add_f32", ew_add_f32}, {"ew_mul_f32", ew_mul_f32}, {"ew_add_f16", ew_add_f16}, {"ew_mul_f16", ew_mul_f16}};
-  static const std::map<std::string, Unary> unary = {
-      {"ew_exp_f32", ew_exp_f32}, {"ew_relu_f32", ew_relu_f32}, {"ew_exp_f16", ew_exp_f16}, {"ew_relu_f16", ew_relu_f16}};
+  SCOPED_TRACE(std::string(elementwise_op_name(op)) + " " + gemm_type_name(type) +
+               " n=" + std::to_string(n) + " misalign=" + std::to_string(misalign));
+  static const std::map<std::string, Binary> binary = {{"ew_add_f32", ew_add_f32},
+                                                       {"ew_mul_f32", ew_mul_f32},
+                                                       {"ew_add_f16", ew_add_f16},
+                                                       {"ew_mul_f16", ew_mul_f16}};
+  static const std::map<std::string, Unary> unary = {{"ew_exp_f32", ew_exp_f32},
+                                                     {"ew_relu_f32", ew_relu_f32},
+                                                     {"ew_exp_f16", ew_exp_f16},
+                                                     {"ew_relu_f16", ew_relu_f16}};
   const bool half = type == GemmType::kF16;
   const size_t es = half ? 2 : 4;
   KernelLaunch plan = plan_elementwise(op, type, n, 2);  // few CTAs: the grid-stride loop wraps
@@ -317,7 +341,8 @@ void run_elementwise(ElementwiseOp op, GemmType type, uint64_t n, size_t misalig
   });
   ASSERT_EQ(error, "");
   for (size_t i = 0; i < misalign * es; ++i) ASSERT_EQ(out[i], 0x5a) << "write before the output";
-  for (size_t i = (misalign + n) * es; i < out.size(); ++i) ASSERT_EQ(out[i], 0x5a) << "write after the output";
+  for (size_t i = (misalign + n) * es; i < out.size(); ++i)
+    ASSERT_EQ(out[i], 0x5a) << "write after the output";
   for (uint64_t i = 0; i < n; ++i) {
     double want = reference_op(op, av[i], bv[i]);
     double got;
@@ -339,7 +364,8 @@ void run_elementwise(ElementwiseOp op, GemmType type, uint64_t n, size_t misalig
 TEST(ElementwiseEmulation, EveryOpAndTypeWithTailsAndMisalignment) {
   SKIP_UNDER_SANITIZERS();
   for (GemmType t : {GemmType::kF32, GemmType::kF16}) {
-    for (ElementwiseOp op : {ElementwiseOp::kAdd, ElementwiseOp::kMul, ElementwiseOp::kExp, ElementwiseOp::kRelu}) {
+    for (ElementwiseOp op :
+         {ElementwiseOp::kAdd, ElementwiseOp::kMul, ElementwiseOp::kExp, ElementwiseOp::kRelu}) {
       run_elementwise(op, t, 4099, 0);  // vectors, the two-vector loop wrapping the grid, a tail
       run_elementwise(op, t, 37, 1);    // misaligned: element path only
     }
@@ -354,13 +380,16 @@ TEST(ElementwiseEmulation, BiasActAddsPerColumnAndClamps) {
       KernelLaunch plan = plan_bias_act(t, rows, cols, 1);
       std::vector<float> y(rows * cols), bias(cols);
       std::vector<uint16_t> yh(rows * cols), bh(cols);
-      for (uint32_t i = 0; i < rows * cols; ++i) y[i] = static_cast<float>(static_cast<int>(i % 11) - 5) * 0.25f;
-      for (uint32_t c = 0; c < cols; ++c) bias[c] = static_cast<float>(static_cast<int>(c % 7) - 3) * 0.5f;
+      for (uint32_t i = 0; i < rows * cols; ++i)
+        y[i] = static_cast<float>(static_cast<int>(i % 11) - 5) * 0.25f;
+      for (uint32_t c = 0; c < cols; ++c)
+        bias[c] = static_cast<float>(static_cast<int>(c % 7) - 3) * 0.5f;
       for (uint32_t i = 0; i < rows * cols; ++i) yh[i] = cpu::float_to_half(y[i]);
       for (uint32_t c = 0; c < cols; ++c) bh[c] = cpu::float_to_half(bias[c]);
       bool half = t == GemmType::kF16;
       void* py = half ? static_cast<void*>(yh.data()) : static_cast<void*>(y.data());
-      const void* pb = half ? static_cast<const void*>(bh.data()) : static_cast<const void*>(bias.data());
+      const void* pb =
+          half ? static_cast<const void*>(bh.data()) : static_cast<const void*>(bias.data());
       std::string error = emu::launch(config_of(plan), [&] {
         if (half) {
           bias_act_f16(py, pb, rows, cols, relu);

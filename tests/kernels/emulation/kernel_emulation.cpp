@@ -58,8 +58,8 @@ struct WarpGroup {
   uint64_t generation = 0;
   int arrived = 0;
   GroupCollective op = GroupCollective::kNone;
-  WgmmaOp pending;                          // being gathered
-  std::vector<WgmmaOp> open;                // issued since the last commit
+  WgmmaOp pending;                           // being gathered
+  std::vector<WgmmaOp> open;                 // issued since the last commit
   std::vector<std::vector<WgmmaOp>> groups;  // committed, oldest first
   int wait_pending = 0;
 };
@@ -85,7 +85,9 @@ State* g_state = nullptr;
 Stats g_last_stats;
 std::vector<std::pair<uintptr_t, size_t>> g_globals;
 
-State& state() { return *g_state; }
+State& state() {
+  return *g_state;
+}
 
 void fail(const std::string& what) {
   State& s = state();
@@ -122,8 +124,9 @@ float bits16(uint32_t reg, int half, bool bf16) {
 void run_ldmatrix(Warp& w, bool transpose) {
   for (int lane = 0; lane < 32; ++lane) {
     if (w.addr[lane] % 16 != 0 || !smem_range_ok(w.addr[lane], 16)) {
-      fail("ldmatrix row address " + std::to_string(w.addr[lane]) + " of lane " + std::to_string(lane) +
-           " is misaligned or outside the " + std::to_string(state().smem.size()) + "-byte shared memory");
+      fail("ldmatrix row address " + std::to_string(w.addr[lane]) + " of lane " +
+           std::to_string(lane) + " is misaligned or outside the " +
+           std::to_string(state().smem.size()) + "-byte shared memory");
       for (int l = 0; l < 32; ++l) std::memset(w.regs[l], 0, 16);
       return;
     }
@@ -180,7 +183,8 @@ void collective(Collective op, Deposit deposit) {
   State& s = state();
   Fiber* f = s.current;
   if (s.threads % 32 != 0) {
-    fail("a warp collective in a block of " + std::to_string(s.threads) + " threads (not whole warps)");
+    fail("a warp collective in a block of " + std::to_string(s.threads) +
+         " threads (not whole warps)");
     return;
   }
   Warp& w = s.warps[f->linear / 32];
@@ -197,11 +201,20 @@ void collective(Collective op, Deposit deposit) {
     return;
   }
   switch (op) {
-    case Collective::kLdmatrix: run_ldmatrix(w, false); break;
-    case Collective::kLdmatrixTrans: run_ldmatrix(w, true); break;
-    case Collective::kMmaF16: run_mma(w, false); break;
-    case Collective::kMmaBf16: run_mma(w, true); break;
-    case Collective::kNone: break;
+    case Collective::kLdmatrix:
+      run_ldmatrix(w, false);
+      break;
+    case Collective::kLdmatrixTrans:
+      run_ldmatrix(w, true);
+      break;
+    case Collective::kMmaF16:
+      run_mma(w, false);
+      break;
+    case Collective::kMmaBf16:
+      run_mma(w, true);
+      break;
+    case Collective::kNone:
+      break;
   }
   w.arrived = 0;
   ++w.generation;
@@ -255,7 +268,8 @@ void run_wgmma(const WgmmaOp& op) {
     for (int k = 0; k < 16; ++k) load(operand_address(op.desc_a, m, k, true), &A[m * 16 + k]);
   }
   for (int k = 0; k < 16; ++k) {
-    for (int c = 0; c < n; ++c) load(operand_address(op.desc_b, c, k, !op.transpose_b), &B[k * n + c]);
+    for (int c = 0; c < n; ++c)
+      load(operand_address(op.desc_b, c, k, !op.transpose_b), &B[k * n + c]);
   }
   // Accumulator fragments: warp w of the group holds rows 16w..16w+15; lane l
   // holds (row l/4, columns 8j + 2(l%4), +1) and the same 8 rows down, per j.
@@ -278,7 +292,8 @@ void group_collective(GroupCollective op, Deposit deposit, Last last) {
   State& s = state();
   Fiber* f = s.current;
   if (s.threads % 128 != 0) {
-    fail("a warpgroup instruction in a block of " + std::to_string(s.threads) + " threads (not whole warpgroups)");
+    fail("a warpgroup instruction in a block of " + std::to_string(s.threads) +
+         " threads (not whole warpgroups)");
     return;
   }
   WarpGroup& g = s.warpgroups[f->linear / 128];
@@ -357,10 +372,18 @@ void run_block(State& s, uint8_t* stacks) {
 
 }  // namespace
 
-const Dim3& thread_index() { return state().current->tid; }
-const Dim3& block_index() { return state().block; }
-const Dim3& block_dim() { return state().config.block; }
-const Dim3& grid_dim() { return state().config.grid; }
+const Dim3& thread_index() {
+  return state().current->tid;
+}
+const Dim3& block_index() {
+  return state().block;
+}
+const Dim3& block_dim() {
+  return state().config.block;
+}
+const Dim3& grid_dim() {
+  return state().config.grid;
+}
 
 void sync_threads() {
   State& s = state();
@@ -373,7 +396,9 @@ void sync_threads() {
   ++s.barrier_generation;
 }
 
-uint8_t* shared_memory() { return state().smem.data(); }
+uint8_t* shared_memory() {
+  return state().smem.data();
+}
 
 uint32_t shared_offset(const void* p) {
   State& s = state();
@@ -399,9 +424,11 @@ void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
   if (src_bytes > 0) {
     auto a = reinterpret_cast<uintptr_t>(src);
     bool inside = false;
-    for (const auto& [base, size] : g_globals) inside = inside || (a >= base && a + src_bytes <= base + size);
+    for (const auto& [base, size] : g_globals)
+      inside = inside || (a >= base && a + src_bytes <= base + size);
     if (!inside) {
-      fail("cp.async reads " + std::to_string(src_bytes) + " bytes outside every registered buffer");
+      fail("cp.async reads " + std::to_string(src_bytes) +
+           " bytes outside every registered buffer");
       return;
     }
     if (a % 16 != 0) {
@@ -423,13 +450,16 @@ void cp_async_commit() {
   f->open.clear();
 }
 
-void cp_async_wait(int pending) { retire(*state().current, static_cast<size_t>(pending)); }
+void cp_async_wait(int pending) {
+  retire(*state().current, static_cast<size_t>(pending));
+}
 
 void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose) {
-  collective(transpose ? Collective::kLdmatrixTrans : Collective::kLdmatrix, [&](Warp& w, uint32_t lane) {
-    w.addr[lane] = addr;
-    w.regs[lane] = r;
-  });
+  collective(transpose ? Collective::kLdmatrixTrans : Collective::kLdmatrix,
+             [&](Warp& w, uint32_t lane) {
+               w.addr[lane] = addr;
+               w.regs[lane] = r;
+             });
 }
 
 void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf16) {
@@ -498,12 +528,16 @@ std::string launch(const LaunchConfig& config, const std::function<void()>& kern
   return s.error;
 }
 
-Stats last_stats() { return g_last_stats; }
+Stats last_stats() {
+  return g_last_stats;
+}
 
 void register_global(const void* p, size_t bytes) {
   g_globals.emplace_back(reinterpret_cast<uintptr_t>(p), bytes);
 }
 
-void clear_globals() { g_globals.clear(); }
+void clear_globals() {
+  g_globals.clear();
+}
 
 }  // namespace nvhcq::emu

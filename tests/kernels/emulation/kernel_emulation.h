@@ -80,7 +80,9 @@ void clear_globals();
 #define blockDim (::nvhcq::emu::block_dim())
 #define gridDim (::nvhcq::emu::grid_dim())
 
-inline void __syncthreads() { ::nvhcq::emu::sync_threads(); }
+inline void __syncthreads() {
+  ::nvhcq::emu::sync_threads();
+}
 
 struct alignas(16) float4 {
   float x, y, z, w;
@@ -88,30 +90,56 @@ struct alignas(16) float4 {
 struct alignas(16) uint4 {
   uint32_t x, y, z, w;
 };
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
-inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) { return uint4{x, y, z, w}; }
-inline uint32_t __float_as_uint(float f) { return ::nvhcq::cpu::float_bits(f); }
-inline float __uint_as_float(uint32_t u) { return ::nvhcq::cpu::bits_float(u); }
+inline float4 make_float4(float x, float y, float z, float w) {
+  return float4{x, y, z, w};
+}
+inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) {
+  return uint4{x, y, z, w};
+}
+inline uint32_t __float_as_uint(float f) {
+  return ::nvhcq::cpu::float_bits(f);
+}
+inline float __uint_as_float(uint32_t u) {
+  return ::nvhcq::cpu::bits_float(u);
+}
 
 // common.cuh's conversions.
-inline float half_to_float(uint16_t h) { return ::nvhcq::cpu::half_to_float(h); }
-inline uint16_t float_to_half(float f) { return ::nvhcq::cpu::float_to_half(f); }
-inline float bf16_to_float(uint16_t b) { return ::nvhcq::cpu::bf16_to_float(b); }
-inline uint16_t float_to_bf16(float f) { return ::nvhcq::cpu::float_to_bf16(f); }
+inline float half_to_float(uint16_t h) {
+  return ::nvhcq::cpu::half_to_float(h);
+}
+inline uint16_t float_to_half(float f) {
+  return ::nvhcq::cpu::float_to_half(f);
+}
+inline float bf16_to_float(uint16_t b) {
+  return ::nvhcq::cpu::bf16_to_float(b);
+}
+inline uint16_t float_to_bf16(float f) {
+  return ::nvhcq::cpu::float_to_bf16(f);
+}
 
 // gemm_prims.cuh's primitives.
-inline uint8_t* dynamic_smem() { return ::nvhcq::emu::shared_memory(); }
-inline uint32_t smem_addr(const void* p) { return ::nvhcq::emu::shared_offset(p); }
+inline uint8_t* dynamic_smem() {
+  return ::nvhcq::emu::shared_memory();
+}
+inline uint32_t smem_addr(const void* p) {
+  return ::nvhcq::emu::shared_offset(p);
+}
 inline void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
   ::nvhcq::emu::cp_async_16(dst, src, src_bytes);
 }
-inline void cp_async_commit() { ::nvhcq::emu::cp_async_commit(); }
+inline void cp_async_commit() {
+  ::nvhcq::emu::cp_async_commit();
+}
 template <int N>
 inline void cp_async_wait() {
   ::nvhcq::emu::cp_async_wait(N);
 }
-inline void ldmatrix_x4(uint32_t r[4], uint32_t addr) { ::nvhcq::emu::ldmatrix_x4(r, addr, false); }
-inline void ldmatrix_x4_trans(uint32_t r[4], uint32_t addr) { ::nvhcq::emu::ldmatrix_x4(r, addr, true); }
+inline void ldmatrix_x4(uint32_t r[4], uint32_t addr) {
+  ::nvhcq::emu::ldmatrix_x4(r, addr, false);
+}
+inline void ldmatrix_x4_trans(uint32_t r[4], uint32_t addr) {
+  ::nvhcq::emu::ldmatrix_x4(r, addr, true);
+}
 template <bool kBf16>
 inline void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
   ::nvhcq::emu::mma_m16n8k16(d, a, b, kBf16);
@@ -121,7 +149,9 @@ inline void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
 inline void fence_proxy_async() {}
 inline void wgmma_fence() {}
 inline void wgmma_fence_operands(float*) {}
-inline void wgmma_commit() { ::nvhcq::emu::wgmma_commit(); }
+inline void wgmma_commit() {
+  ::nvhcq::emu::wgmma_commit();
+}
 template <int N>
 inline void wgmma_wait() {
   ::nvhcq::emu::wgmma_wait(N);
