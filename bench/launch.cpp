@@ -1,11 +1,12 @@
 // Launch latency: one empty kernel launched and waited for (round trip), and
 // long runs of back-to-back launches, through nvhcq's direct path ("nv") and the
-// CUDA driver API ("cuda"), on the same CUBIN, in one process. Last, a graph of
-// --graph launches recorded and replayed through the Accelerator interface on
-// both backends (an nvhcq graph: one submission of chained QMDs; a CUDA graph). The backends
+// CUDA driver API ("cuda"), on the same CUBIN, in one process. The backends
 // alternate in blocks, so GPU clock changes affect both alike; samples right after
 // a switch are dropped, because the GPU then switches contexts (~150 µs each:
 // alternating sample by sample would time that switch, not a launch).
+// Last, a graph of --graph launches recorded and replayed through the
+// Accelerator interface on both backends (an nvhcq graph: one submission of
+// chained QMDs; a CUDA graph).
 //   bench_launch [--iters 2000] [--back-to-back 10000] [--json out.json]
 
 #include <algorithm>
@@ -31,16 +32,11 @@ namespace {
 class NvLauncher {
  public:
   explicit NvLauncher(const std::vector<uint8_t>& cubin)
-      : dev_(gpu::Device::open(0)),
-        empty_(*dev_, cubin, "empty_kernel"),
-        signal_(dev_->new_signal(0)) {}
+      : dev_(gpu::Device::open(0)), empty_(*dev_, cubin, "empty_kernel"), signal_(dev_->new_signal(0)) {}
 
   double round_trip_us() {
     double t0 = now_us();
-    gpu::ComputeQueue()
-        .exec(empty_, gpu::KernelArgs(), gpu::LaunchDims{})
-        .signal(signal_, ++value_)
-        .submit(*dev_);
+    gpu::ComputeQueue().exec(empty_, gpu::KernelArgs(), gpu::LaunchDims{}).signal(signal_, ++value_).submit(*dev_);
     dev_->wait(signal_, value_);
     return now_us() - t0;
   }
@@ -57,8 +53,7 @@ class NvLauncher {
   // n launches, one submission each.
   double submissions_us_per_kernel(int n) {
     double t0 = now_us();
-    for (int i = 0; i < n; ++i)
-      gpu::ComputeQueue().exec(empty_, gpu::KernelArgs(), gpu::LaunchDims{}).submit(*dev_);
+    for (int i = 0; i < n; ++i) gpu::ComputeQueue().exec(empty_, gpu::KernelArgs(), gpu::LaunchDims{}).submit(*dev_);
     dev_->synchronize();
     return (now_us() - t0) / n;
   }
@@ -118,8 +113,7 @@ class CudaLauncher {
             "cuStreamBeginCapture");
       for (int i = 0; i < n; ++i) launch();
       check(api_.cuStreamEndCapture(stream_, &graph_), "cuStreamEndCapture");
-      check(api_.cuGraphInstantiateWithFlags(&graph_exec_, graph_, 0),
-            "cuGraphInstantiateWithFlags");
+      check(api_.cuGraphInstantiateWithFlags(&graph_exec_, graph_, 0), "cuGraphInstantiateWithFlags");
       check(api_.cuGraphLaunch(graph_exec_, stream_), "cuGraphLaunch");
       sync();
     }
@@ -175,16 +169,11 @@ void run(const Config& cfg, NvLauncher* nv, CudaLauncher* cu, Report& report) {
   }
   auto round_trip_row = [&](const char* backend, const char* test, const std::vector<double>& s) {
     Stats st = summarize(s);
-    report.add_row({{"backend", std::string(backend)},
-                    {"test", std::string(test)},
-                    {"p50 us", st.p50},
-                    {"p99 us", st.p99},
-                    {"min us", st.min}});
+    report.add_row({{"backend", std::string(backend)}, {"test", std::string(test)}, {"p50 us", st.p50},
+                    {"p99 us", st.p99}, {"min us", st.min}});
   };
-  auto per_kernel_row = [&](const char* backend, const std::string& test,
-                            const std::vector<double>& s) {
-    report.add_row(
-        {{"backend", std::string(backend)}, {"test", test}, {"per kernel us", summarize(s).p50}});
+  auto per_kernel_row = [&](const char* backend, const std::string& test, const std::vector<double>& s) {
+    report.add_row({{"backend", std::string(backend)}, {"test", test}, {"per kernel us", summarize(s).p50}});
   };
   if (nv) round_trip_row("nv", "launch + signal round trip", nv_rt);
   if (cu) round_trip_row("cuda", "launch + synchronize round trip", cu_rt);
@@ -192,8 +181,7 @@ void run(const Config& cfg, NvLauncher* nv, CudaLauncher* cu, Report& report) {
   if (nv) per_kernel_row("nv", n + " back-to-back, one submission (chained QMDs)", nv_chain);
   if (nv) per_kernel_row("nv", n + " back-to-back, a submission each", nv_subm);
   if (cu) per_kernel_row("cuda", n + " back-to-back launches", cu_b2b);
-  if (cu)
-    per_kernel_row("cuda", "CUDA graph of " + std::to_string(cfg.graph) + " launches", cu_graph);
+  if (cu) per_kernel_row("cuda", "CUDA graph of " + std::to_string(cfg.graph) + " launches", cu_graph);
   if (nv && cu) {
     double rt = summarize(nv_rt).p50 / summarize(cu_rt).p50;
     double b2b = summarize(nv_chain).p50 / summarize(cu_b2b).p50;
@@ -222,8 +210,9 @@ void run_accelerator_graphs(const Config& cfg, const std::string& backends,
     e.acc = nvhcq::cuda::open_accelerator(name);
     e.kernel = e.acc->load(cubin, "empty_kernel");
     e.acc->begin_capture();
-    for (int i = 0; i < cfg.graph; ++i)
+    for (int i = 0; i < cfg.graph; ++i) {
       e.acc->launch(*e.kernel, gpu::KernelArgs(), gpu::LaunchDims{});
+    }
     e.graph = e.acc->end_capture();
     if (e.graph->launches() != static_cast<size_t>(cfg.graph)) {
       throw Error(std::string(name) + " graph recorded " + std::to_string(e.graph->launches()) +
@@ -266,8 +255,7 @@ int main(int argc, char** argv) {
                    "Kernel launch latency through nvhcq's direct path and the CUDA driver API.");
   parser.option("iters", "N", "round trips to time per backend", "2000")
       .option("back-to-back", "N", "launches in a back-to-back run", "10000")
-      .option("graph", "N", "launches in the recorded graphs (0: no Accelerator graph rows)",
-              "1000")
+      .option("graph", "N", "launches in the recorded graphs (0: no Accelerator graph rows)", "1000")
       .option("backend", "LIST", "backends to run: nv, cuda or both", "nv,cuda")
       .option("json", "PATH", "write the results as JSON");
   try {
@@ -291,8 +279,7 @@ int main(int argc, char** argv) {
       cubin = compile::compile_embedded("selftest.cu", opts).cubin;
     }
     if (backends.find("nv") != std::string::npos) nv = std::make_unique<bench::NvLauncher>(cubin);
-    if (backends.find("cuda") != std::string::npos)
-      cu = std::make_unique<bench::CudaLauncher>(cubin);
+    if (backends.find("cuda") != std::string::npos) cu = std::make_unique<bench::CudaLauncher>(cubin);
     bench::Report report("launch latency (empty kernel)",
                          {"backend", "test", "p50 us", "p99 us", "min us", "per kernel us"});
     if (nv) {
