@@ -222,10 +222,16 @@ int run(const ArgParser::Result& args) {
           std::to_string(cfg.blocks) + " alternating batches");
   report.set_meta("device->device bytes", "read + written (2x the size)");
   BandwidthBench bench(cfg, backends);
-  for (uint64_t s : cfg.sizes) bench.run_size(report, s);
-  for (uint64_t s : cfg.alloc_sizes) bench.run_alloc(report, s);
+  std::vector<std::string> problems;
+  for (uint64_t s : cfg.sizes) {
+    run_part("copies of " + bytes_label(s), problems, [&] { bench.run_size(report, s); });
+  }
+  for (uint64_t s : cfg.alloc_sizes) {
+    run_part("allocation of " + bytes_label(s), problems, [&] { bench.run_alloc(report, s); });
+  }
   report.print();
   report.write_json(args.get("json"));
+  fail_if_problems(problems, "measurement(s)");
   return 0;
 }
 

@@ -194,11 +194,16 @@ int run(const ArgParser::Result& args) {
   report.set_meta("timing", "median of " + std::to_string(cfg.blocks) +
                                 " alternating batches, GPU time points");
   ElementwiseBench bench(cfg, backends);
+  std::vector<std::string> problems;
   for (GemmType t : cfg.types) {
-    for (uint64_t n : cfg.counts) bench.run_count(report, t, n);
+    for (uint64_t n : cfg.counts) {
+      run_part(std::string(kernels::gemm_type_name(t)) + " n=" + count_label(n), problems,
+               [&] { bench.run_count(report, t, n); });
+    }
   }
   report.print();
   report.write_json(args.get("json"));
+  fail_if_problems(problems, "measurement(s)");
   if (!bench.failures().empty()) {
     throw CheckFailure(
         std::to_string(bench.failures().size()) +

@@ -267,11 +267,13 @@ int run(const ArgParser::Result& args) {
                   "median of " + std::to_string(cfg.blocks) + " alternating batches of ~" +
                       std::to_string(static_cast<int>(cfg.target_ms)) + " ms, GPU time points");
   MatmulBench bench(cfg, backends, cublas.get());
+  std::vector<std::string> problems;
   for (GemmType type : cfg.types) {
     if (cfg.sweep) {
       for (const auto& v : kernels::gemm_variants(type, backends.front().acc->arch())) {
         if (!cfg.wgmma && v == kernels::kWgmmaVariant) continue;
-        bench.run_size(report, type, cfg.sweep_size, v);
+        run_part(std::string(kernels::gemm_type_name(type)) + " " + v, problems,
+                 [&] { bench.run_size(report, type, cfg.sweep_size, v); });
       }
     } else {
       for (uint64_t n : cfg.sizes)
@@ -280,6 +282,7 @@ int run(const ArgParser::Result& args) {
   }
   report.print();
   report.write_json(args.get("json"));
+  fail_if_problems(problems, "size(s)");
   if (!bench.failures().empty()) {
     throw CheckFailure(
         std::to_string(bench.failures().size()) +

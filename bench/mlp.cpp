@@ -191,81 +191,87 @@ int run(const ArgParser::Result& args) {
   KernelLoader loader;
   std::vector<std::string> failures;
 
+  std::vector<std::string> problems;
   for (GemmType type : cfg.types) {
     for (uint64_t batch64 : cfg.batches) {
       const uint32_t batch = static_cast<uint32_t>(batch64);
-      HostModel host(type, batch);
-      std::vector<double> ref = host.forward();
-      const double tol = type == GemmType::kF32 ? 1e-5 : 1e-2;
-      std::vector<std::unique_ptr<DeviceModel>> models;
-      std::vector<bool> failed(backends.size(), false);
-      for (size_t bi = 0; bi < backends.size(); ++bi) {
-        models.push_back(std::make_unique<DeviceModel>(*backends[bi].acc, loader, host));
-        models[bi]->capture();
-        for (const char* mode : {"stream", "graph"}) {
-          models[bi]->poison_output();
-          if (std::string(mode) == "stream") {
-            models[bi]->issue_forward();
-          } else {
-            models[bi]->replay();
-          }
-          backends[bi].acc->synchronize();
-          size_t bad = 0;
-          double err = rel_error(decode(type, models[bi]->output(), ref.size()), ref, &bad);
-          if (bad > 0 || err > tol) {
-            failed[bi] = true;
-            failures.push_back(std::string(kernels::gemm_type_name(type)) + " batch " +
-                               std::to_string(batch) + " on " + backends[bi].name + " (" + mode +
-                               "): relative error " + std::to_string(err) +
-                               (bad ? ", " + std::to_string(bad) + " NaN/inf" : "") +
-                               ", tolerance " + std::to_string(tol));
-            std::fprintf(stderr, "bench_mlp: CHECK FAILED: %s\n", failures.back().c_str());
-          }
-        }
-      }
-      report.set_meta(std::string("kernels ") + kernels::gemm_type_name(type) + " batch " +
-                          std::to_string(batch),
-                      models.front()->kernels_used());
-
-      for (const char* mode : {"stream", "graph"}) {
-        const bool graph = std::string(mode) == "graph";
-        std::vector<std::vector<double>> us(backends.size());
-        const int per_block = std::max(1, cfg.iters / cfg.blocks);
-        for (int blk = 0; blk < cfg.blocks; ++blk) {
-          for (size_t bi = 0; bi < backends.size(); ++bi) {
-            if (failed[bi]) continue;
-            for (int i = 0; i < per_block + cfg.settle; ++i) {
-              double t0 = now_us();
-              if (graph) {
-                models[bi]->replay();
-              } else {
-                models[bi]->issue_forward();
-              }
-              backends[bi].acc->synchronize();
-              double t = now_us() - t0;
-              if (i >= cfg.settle) us[bi].push_back(t);
+      std::string what =
+          std::string(kernels::gemm_type_name(type)) + " batch " + std::to_string(batch);
+      run_part(what, problems, [&] {
+        HostModel host(type, batch);
+        std::vector<double> ref = host.forward();
+        const double tol = type == GemmType::kF32 ? 1e-5 : 1e-2;
+        std::vector<std::unique_ptr<DeviceModel>> models;
+        std::vector<bool> failed(backends.size(), false);
+        for (size_t bi = 0; bi < backends.size(); ++bi) {
+          models.push_back(std::make_unique<DeviceModel>(*backends[bi].acc, loader, host));
+          models[bi]->capture();
+          for (const char* mode : {"stream", "graph"}) {
+            models[bi]->poison_output();
+            if (std::string(mode) == "stream") {
+              models[bi]->issue_forward();
+            } else {
+              models[bi]->replay();
+            }
+            backends[bi].acc->synchronize();
+            size_t bad = 0;
+            double err = rel_error(decode(type, models[bi]->output(), ref.size()), ref, &bad);
+            if (bad > 0 || err > tol) {
+              failed[bi] = true;
+              failures.push_back(std::string(kernels::gemm_type_name(type)) + " batch " +
+                                 std::to_string(batch) + " on " + backends[bi].name + " (" + mode +
+                                 "): relative error " + std::to_string(err) +
+                                 (bad ? ", " + std::to_string(bad) + " NaN/inf" : "") +
+                                 ", tolerance " + std::to_string(tol));
+              std::fprintf(stderr, "bench_mlp: CHECK FAILED: %s\n", failures.back().c_str());
             }
           }
         }
-        for (size_t bi = 0; bi < backends.size(); ++bi) {
-          std::map<std::string, Value> row{{"type", std::string(kernels::gemm_type_name(type))},
-                                           {"batch", static_cast<int64_t>(batch)},
-                                           {"backend", backends[bi].name},
-                                           {"mode", std::string(mode)},
-                                           {"check", std::string(failed[bi] ? "FAILED" : "ok")}};
-          if (!failed[bi]) {
-            Stats st = summarize(us[bi]);
-            row["p50 us"] = st.p50;
-            row["p99 us"] = st.p99;
-            row["samples/s"] = batch / (st.p50 * 1e-6);
+        report.set_meta(std::string("kernels ") + kernels::gemm_type_name(type) + " batch " +
+                            std::to_string(batch),
+                        models.front()->kernels_used());
+
+        for (const char* mode : {"stream", "graph"}) {
+          const bool graph = std::string(mode) == "graph";
+          std::vector<std::vector<double>> us(backends.size());
+          const int per_block = std::max(1, cfg.iters / cfg.blocks);
+          for (int blk = 0; blk < cfg.blocks; ++blk) {
+            for (size_t bi = 0; bi < backends.size(); ++bi) {
+              if (failed[bi]) continue;
+              for (int i = 0; i < per_block + cfg.settle; ++i) {
+                double t0 = now_us();
+                if (graph) {
+                  models[bi]->replay();
+                } else {
+                  models[bi]->issue_forward();
+                }
+                backends[bi].acc->synchronize();
+                double t = now_us() - t0;
+                if (i >= cfg.settle) us[bi].push_back(t);
+              }
+            }
           }
-          report.add_row(std::move(row));
+          for (size_t bi = 0; bi < backends.size(); ++bi) {
+            std::map<std::string, Value> row{{"type", std::string(kernels::gemm_type_name(type))},
+                                             {"batch", static_cast<int64_t>(batch)},
+                                             {"backend", backends[bi].name},
+                                             {"mode", std::string(mode)},
+                                             {"check", std::string(failed[bi] ? "FAILED" : "ok")}};
+            if (!failed[bi]) {
+              Stats st = summarize(us[bi]);
+              row["p50 us"] = st.p50;
+              row["p99 us"] = st.p99;
+              row["samples/s"] = batch / (st.p50 * 1e-6);
+            }
+            report.add_row(std::move(row));
+          }
         }
-      }
+      });
     }
   }
   report.print();
   report.write_json(args.get("json"));
+  fail_if_problems(problems, "configuration(s)");
   if (!failures.empty()) {
     throw CheckFailure(
         std::to_string(failures.size()) +

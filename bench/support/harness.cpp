@@ -135,6 +135,27 @@ void describe(Report& report, const std::vector<Backend>& backends) {
   report.set_meta("backends", names);
 }
 
+bool run_part(const std::string& what, std::vector<std::string>& problems,
+              const std::function<void()>& part) {
+  try {
+    part();
+    return true;
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    problems.push_back(what + ": " + e.what());
+    std::fprintf(stderr, "FAILED: %s\n", problems.back().c_str());
+    return false;
+  }
+}
+
+void fail_if_problems(const std::vector<std::string>& problems, const std::string& what) {
+  if (problems.empty()) return;
+  std::string text =
+      std::to_string(problems.size()) + " " + what + " failed; first: " + problems.front();
+  throw CheckFailure(text);
+}
+
 int guarded_main(const char* program, const std::function<int()>& body) {
   try {
     return body();

@@ -65,6 +65,15 @@ int reps_for(gpu::Accelerator& acc, double target_ms, int max_reps,
 // "NVIDIA H200 (sm_90, 132 SMs)" and the backends, into the report's metadata.
 void describe(Report& report, const std::vector<Backend>& backends);
 
+// Runs one part of a benchmark (one size, say). An Error it throws -- a failed
+// check, an allocation the GPU refuses, a fault -- is printed and added to
+// `problems`, and the benchmark goes on with the next part, so the rows already
+// measured are still printed and written. Returns false when it failed.
+bool run_part(const std::string& what, std::vector<std::string>& problems,
+              const std::function<void()>& part);
+// Throws CheckFailure summing up `problems` (none: returns).
+void fail_if_problems(const std::vector<std::string>& problems, const std::string& what);
+
 // Runs a benchmark's body, printing failures: returns 0, 1 (CheckFailure, Error,
 // other exceptions) or 2 (UsageError).
 int guarded_main(const char* program, const std::function<int()>& body);
