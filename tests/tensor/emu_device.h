@@ -227,7 +227,7 @@ inline void emu_launch(const EmuKernel& k, const gpu::KernelArgs& args, const gp
                 std::to_string(args.count()));
   }
   struct alignas(16) Slot {
-    unsigned char b[64];
+    unsigned char b[sizeof(gpu::KernelArgs::Arg::bytes)];
   };
   std::vector<Slot> storage(args.count());
   std::vector<void*> argv(args.count());

@@ -49,10 +49,21 @@ std::unique_ptr<gpu::DeviceMemory> BufferPool::take(size_t bytes) {
 void BufferPool::give_back(std::unique_ptr<gpu::DeviceMemory> memory) {
   if (!memory) return;
   const size_t c = memory->size();
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (cached_ + c > kMaxCachedBytes) return;  // freed by the unique_ptr
-  cached_ += c;
-  free_[c].push_back(std::move(memory));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cached_ + c <= kMaxCachedBytes) {
+      cached_ += c;
+      free_[c].push_back(std::move(memory));
+      return;
+    }
+  }
+  // The cache is full: free it, but only once queued kernels are done with it.
+  try {
+    acc_.synchronize();
+  } catch (const std::exception&) {
+    // The fault is reported by whoever waits next; the memory is freed anyway.
+  }
+  memory.reset();
 }
 
 void BufferPool::trim() {
