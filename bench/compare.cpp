@@ -97,6 +97,14 @@ int run(const ArgParser::Result& args) {
   std::string bin = args.get("bin");
   if (bin.empty()) bin = executable_dir();
   std::vector<std::string> only = split_list(args.get("only"));
+  for (const auto& name : only) {
+    bool known = false;
+    for (const Step& s : steps()) known = known || name == s.name;
+    if (!known) {
+      throw UsageError("--only: unknown benchmark '" + name +
+                       "' (matmul, bandwidth, launch, elementwise, mlp)");
+    }
+  }
   parse_backend_list(args.get("backend"));  // validate before minutes of work
 
   std::map<std::string, std::string> status;
