@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "tensor/buffer.h"
 
@@ -30,6 +31,14 @@ class Recording {
   // Whether data was read back to the host while recording (the recording then
   // depends on values it cannot replay).
   virtual bool read_back() const = 0;
+  // Leaves out of replays the launches that already ran during the recording and
+  // whose results cannot change: those reading no input slot (directly or through
+  // an earlier launch's output) and writing no output slot, such as a transposed
+  // copy of a weight. Buffers other than inputs never change (tensors are
+  // immutable), so their results stay valid. Call before the first replay.
+  virtual void freeze_constants(const std::vector<size_t>& input_slots, const std::vector<size_t>& output_slots) = 0;
+  // Launches a replay queues.
+  virtual size_t replayed_launches() const = 0;
   // Queues the recorded kernels with the current slot buffers.
   virtual void replay() = 0;
 };

@@ -147,6 +147,10 @@ struct Jit::Impl {
       }
       c->outputs.push_back(std::move(o));
     }
+    std::vector<size_t> inputs_used;
+    for (const auto& s : c->input_slots)
+      if (s) inputs_used.push_back(*s);
+    rec.freeze_constants(inputs_used, c->output_slots);
     return c;
   }
 
@@ -161,7 +165,7 @@ struct Jit::Impl {
     for (size_t s : c.output_slots) {
       if (rec.slot_buffer(s).use_count() > 1) rec.set_slot(s, backend.allocate(rec.slot_buffer(s)->bytes()));
     }
-    if (rec.launches() > 0) rec.replay();
+    if (rec.replayed_launches() > 0) rec.replay();
     std::vector<Tensor> outs;
     for (const Output& o : c.outputs) {
       std::shared_ptr<Buffer> buf;
@@ -256,7 +260,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   if (!entry->capture) {
     std::vector<Tensor> outs;
     entry->capture = m.capture(*cb, inputs, device, outs);
-    m.last_launches = entry->capture->recording->launches();
+    m.last_launches = entry->capture->recording->replayed_launches();
     return outs;
   }
   ++m.replays;

@@ -11,7 +11,9 @@
 // backend records its kernels, and later calls replay the recording as one graph
 // (one submission of chained QMDs on "nv", a CUDA graph on "cuda") with the new
 // inputs' buffers patched into the kernel arguments; the function itself is not
-// called again. Inputs are realized first; outputs come back realized.
+// called again. Launches that depend on no input (a transposed copy of a weight)
+// ran at capture and are not replayed. Inputs are realized first; outputs come
+// back realized.
 //
 // Semantics of a replay:
 //   * inputs may be any tensors (views and constants included) whose signature
@@ -59,7 +61,9 @@ class Jit {
   size_t calls() const;
   size_t replays() const;              // calls served by replaying a capture
   size_t captures() const;             // input signatures captured
-  size_t captured_launches() const;    // kernel launches in the most recent capture
+  // Kernel launches a replay of the most recent capture queues (launches that
+  // depend only on captured weights ran once, at capture).
+  size_t captured_launches() const;
   void reset();                        // forgets every capture
 
  private:

@@ -37,6 +37,59 @@ bool identity_view(const Node* view, const Node* base) {
 // others must be dense row-major buffers.
 bool reads_strided(const Node& lib, size_t operand) { return lib.op == Op::kMatmul && operand < 2; }
 
+// Plans `mm` as one row-major GEMM when the tensor-core kernels can run it: fills
+// its two operands (and any copies to make first); false leaves it to the
+// strided kernel.
+bool plan_dense_gemm(const NodePtr& mm, std::unordered_set<const Node*>& mat, std::vector<NodePtr>& operands,
+                     std::vector<NodePtr>& copies) {
+  if (mm->dtype != DType::kF16 && mm->dtype != DType::kBF16) return false;
+  const NodePtr& a = mm->src[0];
+  const NodePtr& b = mm->src[1];
+  const Shape& out = mm->shape;
+  const size_t nd = out.size();
+  const int64_t m = out[nd - 2], n = out[nd - 1], k = a->shape[nd - 1];
+  int64_t batch = 1;
+  for (size_t d = 0; d + 2 < nd; ++d) batch *= out[d];
+  const int64_t rows = batch * m;
+  if (rows < 16 || n == 0 || k == 0 || rows * n * k < kTensorCoreMinMacs) return false;
+  if (rows > INT32_MAX || n > INT32_MAX || k > INT32_MAX) return false;
+  // B must be the same [K, N] matrix for every batch.
+  const View bv = b->op == Op::kView ? b->view : View::contiguous(b->shape);
+  const NodePtr bbase = b->op == Op::kView ? b->src[0] : b;
+  if (bv.masked() || bbase->op == Op::kConst) return false;
+  for (size_t d = 0; d + 2 < nd; ++d) {
+    if (out[d] != 1 && bv.strides[d] != 0) return false;
+  }
+  // A: row-major over [batch * M, K].
+  if (a->op != Op::kView) {
+    if (!a->realized()) mat.insert(a.get());
+    operands.push_back(a);
+  } else if (a->view.is_contiguous() && a->src[0]->op != Op::kConst) {
+    if (!a->src[0]->realized()) mat.insert(a->src[0].get());
+    operands.push_back(a);
+  } else {
+    NodePtr copy = make_node(Op::kContiguous, a->dtype, a->shape, a->device, {a});
+    mat.insert(copy.get());
+    copies.push_back(copy);
+    operands.push_back(copy);
+  }
+  // B: the [K, N] matrix, as a View of its base; copied when it is not row-major.
+  NodePtr slice = make_node(Op::kView, b->dtype, {k, n}, b->device, {bbase});
+  slice->view.shape = {k, n};
+  slice->view.strides = {bv.strides[nd - 2], bv.strides[nd - 1]};
+  slice->view.offset = bv.offset;
+  if (slice->view.is_contiguous()) {
+    if (!bbase->realized()) mat.insert(bbase.get());
+    operands.push_back(slice);
+  } else {
+    NodePtr copy = make_node(Op::kContiguous, b->dtype, {k, n}, b->device, {slice});
+    mat.insert(copy.get());
+    copies.push_back(copy);
+    operands.push_back(copy);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool is_library_op(Op op) {
@@ -50,7 +103,7 @@ bool is_library_op(Op op) {
 
 bool is_index_op(Op op) { return op == Op::kGather || op == Op::kScatterAdd || op == Op::kCumsum; }
 
-FusionPlan plan_fusion(const Schedule& schedule) {
+FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target) {
   FusionPlan plan;
   auto& mat = plan.materialized;
 
@@ -105,6 +158,18 @@ FusionPlan plan_fusion(const Schedule& schedule) {
         mat.insert(n);
         cost[n] = 0;
         depth[n] = 0;
+      }
+    }
+    if (n->op == Op::kMatmul && target.tensor_core_gemm) {
+      std::vector<NodePtr> operands, copies;
+      if (plan_dense_gemm(np, mat, operands, copies)) {
+        plan.dense_gemm.insert(n);
+        plan.library_operands[n] = operands;
+        for (const auto& c : copies) {
+          plan.synthetic.push_back(c);
+          synthetic_before[n].push_back(c);
+        }
+        continue;
       }
     }
     if (is_library_op(n->op)) {

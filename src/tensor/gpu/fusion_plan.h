@@ -15,6 +15,10 @@
 //   * Library operands that must be dense are materialized; when an operand is a
 //     View that the library kernel cannot read through strides, a synthetic
 //     contiguous copy is planned before it.
+//   * Large f16/bf16 matmuls whose B is one matrix for every batch become one
+//     tensor-core GEMM (KernelTarget::tensor_core_gemm); a B that is not
+//     row-major [K, N] (a linear layer's transposed weight) gets a planned copy,
+//     which a captured Jit graph runs once (it depends only on the weight).
 //
 // The plan only decides; codegen and the backend act on it.
 
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "tensor/backend.h"
+#include "tensor/gpu/launch_spec.h"
 #include "tensor/node.h"
 
 namespace nvhcq::tensor {
@@ -48,12 +53,20 @@ struct FusionPlan {
   std::vector<NodePtr> synthetic;                   // contiguous copies planned for library operands
   // The operands each library node reads: its own sources, or synthetic copies of them.
   std::unordered_map<const Node*, std::vector<NodePtr>> library_operands;
+  // Matmuls planned as one row-major GEMM [M, K] x [K, N] for the tensor-core
+  // kernels (batch axes folded into M): operand 0 is A (dense, or a contiguous
+  // View), operand 1 is B as a [K, N] row-major View or dense node.
+  std::unordered_set<const Node*> dense_gemm;
 
   // True when a kernel reads `n` from a buffer instead of computing it.
   bool loads(const Node* n) const { return n->realized() || materialized.count(n) != 0; }
 };
 
-FusionPlan plan_fusion(const Schedule& schedule);
+FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target = {});
+
+// Smallest matmul (M * N * K multiply-adds, after folding batch axes into M)
+// sent to the tensor-core GEMM.
+inline constexpr int64_t kTensorCoreMinMacs = int64_t{1} << 22;
 
 // Whether `op` is a library op (its own hand-written kernel).
 bool is_library_op(Op op);

@@ -73,7 +73,8 @@ class GpuBackend::GpuRecording final : public Recording {
       arg.bytes = a.bytes;
       if (a.buffer) {
         arg.slot = static_cast<int>(slot_for(a.buffer));
-        if (i == 0 || a.written) written_[arg.slot] = true;
+        arg.written = i == 0 || a.written;
+        if (arg.written) written_[arg.slot] = true;
       }
       r.args.push_back(std::move(arg));
     }
@@ -102,12 +103,41 @@ class GpuBackend::GpuRecording final : public Recording {
   }
   bool read_back() const override { return read_back_; }
 
+  void freeze_constants(const std::vector<size_t>& input_slots, const std::vector<size_t>& output_slots) override {
+    if (graph_) throw Error("internal: freeze_constants after the first replay");
+    std::vector<bool> variable(slots_.size(), false), output(slots_.size(), false);
+    for (size_t s : input_slots) variable.at(s) = true;
+    for (size_t s : output_slots) output.at(s) = true;
+    for (auto& l : launches_) {
+      bool reads_variable = false, writes_output = false;
+      for (size_t i = 0; i < l.args.size(); ++i) {
+        const int s = l.args[i].slot;
+        if (s < 0) continue;
+        if (l.args[i].written) writes_output = writes_output || output[s];
+        else reads_variable = reads_variable || variable[s];
+      }
+      l.frozen = !reads_variable && !writes_output;
+      if (!l.frozen) {
+        for (const auto& a : l.args) {
+          if (a.slot >= 0 && a.written) variable[a.slot] = true;
+        }
+      }
+    }
+  }
+  size_t replayed_launches() const override {
+    size_t n = 0;
+    for (const auto& l : launches_) n += l.frozen ? 0 : 1;
+    return n;
+  }
+
   void replay() override {
     gpu::Accelerator& acc = backend_.accelerator();
     if (!graph_) {
       acc.begin_capture();
       try {
-        for (const auto& l : launches_) acc.launch(*l.kernel, args_of(l), l.dims);
+        for (const auto& l : launches_) {
+          if (!l.frozen) acc.launch(*l.kernel, args_of(l), l.dims);
+        }
       } catch (...) {
         try {
           (void)acc.end_capture();
@@ -117,10 +147,13 @@ class GpuBackend::GpuRecording final : public Recording {
       }
       graph_ = acc.end_capture();
     } else {
-      for (size_t i = 0; i < launches_.size(); ++i) {
+      size_t index = 0;  // position among the replayed launches
+      for (const auto& l : launches_) {
+        if (l.frozen) continue;
         bool changed = false;
-        for (const auto& a : launches_[i].args) changed = changed || (a.slot >= 0 && dirty_[a.slot]);
-        if (changed) graph_->set_args(i, args_of(launches_[i]));
+        for (const auto& a : l.args) changed = changed || (a.slot >= 0 && dirty_[a.slot]);
+        if (changed) graph_->set_args(index, args_of(l));
+        ++index;
       }
     }
     std::fill(dirty_.begin(), dirty_.end(), false);
@@ -131,6 +164,7 @@ class GpuBackend::GpuRecording final : public Recording {
  private:
   struct Arg {
     int slot = -1;
+    bool written = false;
     uint64_t offset = 0;
     std::vector<uint8_t> bytes;
   };
@@ -139,6 +173,7 @@ class GpuBackend::GpuRecording final : public Recording {
     std::vector<Arg> args;
     gpu::LaunchDims dims;
     bool flags_errors = false;
+    bool frozen = false;  // ran during the recording; left out of replays
   };
 
   size_t slot_for(const std::shared_ptr<Buffer>& b) {
@@ -175,6 +210,11 @@ class GpuBackend::GpuRecording final : public Recording {
 GpuBackend::GpuBackend(std::string name, std::unique_ptr<gpu::Accelerator> acc, std::unique_ptr<KernelLoader> loader)
     : name_(std::move(name)), acc_(std::move(acc)), loader_(std::move(loader)), pool_(*acc_) {
   target_.sm_count = std::max<uint32_t>(1, acc_->sm_count());
+  // mma.sync m16n8k16 (f16 and bf16) needs sm_80 or later; NVHCQ_TENSOR_MMA=0 turns it off.
+  const std::string arch = acc_->arch();
+  const char* mma_env = std::getenv("NVHCQ_TENSOR_MMA");
+  const bool mma_allowed = mma_env == nullptr || std::string(mma_env) != "0";
+  target_.tensor_core_gemm = mma_allowed && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
   error_flag_ = allocate(4);
   const uint32_t zero = 0;
   copy_in(*error_flag_, 0, &zero, 4);
@@ -332,7 +372,7 @@ void GpuBackend::note_replay(bool flags_errors) {
 
 void GpuBackend::execute(const Schedule& schedule) {
   ++stats_.schedules;
-  const FusionPlan plan = plan_fusion(schedule);
+  const FusionPlan plan = plan_fusion(schedule, target_);
   std::unordered_map<const Node*, std::shared_ptr<Buffer>> buffers;
   std::vector<LaunchSpec> specs;
   for (const auto& k : plan.kernels) {

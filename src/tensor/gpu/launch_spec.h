@@ -63,6 +63,9 @@ struct LaunchSpec {
 // Launch-geometry facts the generators need.
 struct KernelTarget {
   uint32_t sm_count = 132;
+  // f16/bf16 matmuls large enough go to the tensor-core GEMM (src/kernels/gemm_mma.cu)
+  // instead of the CUDA-core tensor_matmul.cu (not on the host emulator).
+  bool tensor_core_gemm = false;
 };
 
 }  // namespace nvhcq::tensor

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "kernels/embedded.h"
+#include "kernels/gemm_plan.h"
 #include "tensor/gpu/fused_kernels.h"
 
 namespace nvhcq::tensor {
@@ -67,7 +68,40 @@ const Node* dense_operand(const FusionPlan& plan, const Node* node, size_t i) {
 
 std::string shape_text(const Shape& s) { return shape_str(s); }
 
-LaunchSpec lower_matmul(const Node* node, const FusionPlan& plan) {
+// A matmul planned as one row-major GEMM (FusionPlan::dense_gemm): the
+// tensor-core kernel gemm_plan.h picks for the shape.
+LaunchSpec lower_dense_gemm(const Node* node, const FusionPlan& plan, const KernelTarget& target) {
+  const auto& ops = plan.library_operands.at(node);
+  const Operand a = operand_of(ops[0]), b = operand_of(ops[1]);
+  const Shape& out = node->shape;
+  const size_t nd = out.size();
+  kernels::GemmProblem p;
+  p.type = node->dtype == DType::kBF16 ? kernels::GemmType::kBF16 : kernels::GemmType::kF16;
+  p.m = static_cast<uint32_t>(numel(out) / out[nd - 1]);
+  p.n = static_cast<uint32_t>(out[nd - 1]);
+  p.k = static_cast<uint32_t>(b.view.shape[0]);
+  const uint64_t a_bytes = static_cast<uint64_t>(a.view.offset) * 2, b_bytes = static_cast<uint64_t>(b.view.offset) * 2;
+  p.aligned16 = a_bytes % 16 == 0 && b_bytes % 16 == 0;
+  const kernels::KernelLaunch l = kernels::plan_gemm(p, target.sm_count);
+  LaunchSpec s;
+  s.file = l.file;
+  s.source = std::string(kernels::embedded_source(l.file));
+  s.entry = l.kernel;
+  s.what = "matmul [" + std::to_string(p.m) + ", " + std::to_string(p.k) + "] @ [" + std::to_string(p.k) + ", " +
+           std::to_string(p.n) + "] " + dtype_name(node->dtype) + " on tensor cores (" + l.variant + ")";
+  s.args = {ArgSpec::buffer(node), ArgSpec::buffer(a.base, a_bytes), ArgSpec::buffer(b.base, b_bytes),
+            ArgSpec::value<int32_t>(static_cast<int32_t>(p.m)), ArgSpec::value<int32_t>(static_cast<int32_t>(p.n)),
+            ArgSpec::value<int32_t>(static_cast<int32_t>(p.k))};
+  for (int i = 0; i < 3; ++i) {
+    s.dims.grid[i] = l.grid[i];
+    s.dims.block[i] = l.block[i];
+  }
+  s.dims.dynamic_shared_bytes = l.shared_bytes;
+  return s;
+}
+
+LaunchSpec lower_matmul(const Node* node, const FusionPlan& plan, const KernelTarget& target) {
+  if (plan.dense_gemm.count(node)) return lower_dense_gemm(node, plan, target);
   const auto& ops = plan.library_operands.at(node);
   const Operand a = operand_of(ops[0]), b = operand_of(ops[1]);
   const Shape& out = node->shape;
@@ -187,9 +221,8 @@ LaunchSpec lower_attention(const Node* node, const FusionPlan& plan) {
 }  // namespace
 
 LaunchSpec lower_library(const Node* node, const FusionPlan& plan, const KernelTarget& target) {
-  (void)target;
   switch (node->op) {
-    case Op::kMatmul: return lower_matmul(node, plan);
+    case Op::kMatmul: return lower_matmul(node, plan, target);
     case Op::kConv2d: case Op::kConvTranspose2d: return lower_conv(node, plan);
     case Op::kPool2d: return lower_pool(node, plan);
     case Op::kAttention: return lower_attention(node, plan);
