@@ -26,6 +26,7 @@ set(NVHCQ_TEST_LIB_runtime nvhcq_gpu)  # unit tests of the gpu/ layer (no GPU ne
 set(NVHCQ_TEST_LIB_gpu nvhcq_lib)
 set(NVHCQ_TEST_LIB_sim nvhcq_lib)
 set(NVHCQ_TEST_LIB_tegra nvhcq_drv)  # drv/tegra's ABI and unit tests
+set(NVHCQ_TEST_LIB_kernels nvhcq_llm)  # the LLM kernels' tests repack weights with llm/
 function(nvhcq_test_library folder out)
   if(DEFINED NVHCQ_TEST_LIB_${folder})
     set(${out} ${NVHCQ_TEST_LIB_${folder}} PARENT_SCOPE)

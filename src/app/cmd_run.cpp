@@ -14,6 +14,11 @@
 #include "base/args.h"
 #include "base/error.h"
 #include "cpu/thread_pool.h"
+#include "compile/nvrtc_api.h"
+#include "cuda/cuda_accelerator.h"
+#include "drv/probe.h"
+#include "llm/gpu/gpu_decoder.h"
+#include "llm/gpu/gpu_llama.h"
 #include "llm/model/generator.h"
 #include "llm/model/llama_model.h"
 #include "llm/model/process_memory.h"
@@ -44,7 +49,7 @@ ArgParser make_parser() {
       .option("threads", "N", "CPU threads (default: all cores, or NVHCQ_THREADS)", "", 't')
       .option("ctx-size", "N",
               "context (KV cache) size (default: prompt + -n, within the trained context)", "", 'c')
-      .option("backend", "NAME", "cpu (nv, cuda and auto come with the GPU backends)", "cpu")
+      .option("backend", "NAME", "nv (nvhcq's direct GPU path), cuda, cpu, or auto: nv when a GPU is present", "auto")
       .flag("no-echo", "do not print the prompt before the generated text")
       .flag("verbose", "report the model, the sampler and resident memory", 'v');
   return p;
@@ -59,14 +64,14 @@ int positive_or(const ArgParser::Result& r, const std::string& name, int fallbac
   return static_cast<int>(v);
 }
 
-void check_backend(const std::string& backend) {
-  if (backend == "cpu" || backend == "auto") return;
-  if (backend == "nv" || backend == "cuda") {
-    throw Error("--backend " + backend +
-                ": only the cpu backend is built yet (the GPU backends "
-                "nv and cuda come with issue 9); use --backend cpu");
-  }
-  throw UsageError("--backend must be cpu, nv, cuda or auto, not '" + backend + "'");
+// The backend to run on: auto is nv where the NVIDIA driver and NVRTC are
+// present, cpu elsewhere.
+std::string resolve_backend(const std::string& backend) {
+  if (backend == "cpu" || backend == "nv" || backend == "cuda") return backend;
+  if (backend != "auto") throw UsageError("--backend must be cpu, nv, cuda or auto, not '" + backend + "'");
+  if (drv::probe_driver_nodes().has_rm() && compile::nvrtc_available()) return "nv";
+  std::fprintf(stderr, "backend auto: no usable NVIDIA GPU here (driver nodes or NVRTC missing); using cpu\n");
+  return "cpu";
 }
 
 }  // namespace
@@ -83,8 +88,7 @@ int run_run(const Args& args) {
   if (!r.has("prompt") || r.get("prompt").empty())
     throw UsageError("missing -p PROMPT\n\n" + parser.usage());
   const std::string prompt = r.get("prompt");
-  const std::string backend = r.get("backend");
-  check_backend(backend);
+  const std::string backend = resolve_backend(r.get("backend"));
   const bool verbose = r.flag("verbose");
 
   llm::SamplerParams sp;
@@ -115,17 +119,16 @@ int run_run(const Args& args) {
   const auto t_load = std::chrono::steady_clock::now();
   int last_percent = -1;
   const bool tty = isatty(fileno(stderr));
-  model->prefetch([&](double f) {
-    if (!tty) return;
-    const int percent = static_cast<int>(f * 100.0);
-    if (percent == last_percent) return;
-    last_percent = percent;
-    std::fprintf(stderr, "\rloading weights: %3d%%", percent);
-    std::fflush(stderr);
-  });
-  std::fprintf(stderr, "\rloaded %.1f MiB in %.2f s: %s\n", mib(model->file().file_size()),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count(),
-               cfg.describe().c_str());
+  auto progress = [&](const char* what) {
+    return [&, what](double f) {
+      if (!tty) return;
+      const int percent = static_cast<int>(f * 100.0);
+      if (percent == last_percent) return;
+      last_percent = percent;
+      std::fprintf(stderr, "\r%s: %3d%%", what, percent);
+      std::fflush(stderr);
+    };
+  };
   const llm::Tokenizer tokenizer = llm::Tokenizer::from_gguf(model->file());
   const std::vector<int32_t> ids =
       tokenizer.encode(prompt, /*add_special=*/true, /*parse_special=*/true);
@@ -138,12 +141,38 @@ int run_run(const Args& args) {
     throw UsageError("the prompt's " + std::to_string(ids.size()) +
                      " tokens do not fit a context of " + std::to_string(ctx) + " (--ctx-size)");
   }
-  llm::KvCache cache = model->make_cache(ctx);
   llm::Sampler sampler(sp);
   cpu::ThreadPool pool(threads);
+
+  // The model on the chosen backend: on the CPU its file pages are read in
+  // place; on a GPU they are streamed into device memory once.
+  std::unique_ptr<llm::KvCache> cache;
+  std::unique_ptr<gpu::Accelerator> acc;
+  std::unique_ptr<llm::GpuLlama> gpu_model;
+  std::unique_ptr<llm::Decoder> decoder;
+  if (backend == "cpu") {
+    model->prefetch(progress("loading weights"));
+    cache = std::make_unique<llm::KvCache>(model->make_cache(ctx));
+    decoder = std::make_unique<llm::CpuDecoder>(*model, *cache, pool);
+  } else {
+    try {
+      acc = cuda::open_accelerator(backend);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + "\n(--backend " + backend + " needs an NVIDIA GPU; --backend cpu runs without one)");
+    }
+    llm::GpuLlamaOptions o;
+    o.context = ctx;
+    gpu_model = std::make_unique<llm::GpuLlama>(*model, *acc, pool, o, progress("uploading weights"));
+    gpu_model->synchronize();
+    decoder = std::make_unique<llm::GpuDecoder>(*gpu_model);
+  }
+  std::fprintf(stderr, "\rloaded %.1f MiB in %.2f s on %s: %s\n", mib(model->file().file_size()),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count(),
+               acc ? (backend + " (" + acc->device_name() + ")").c_str() : "cpu", cfg.describe().c_str());
   if (verbose) {
+    const uint64_t kv = cache ? cache->bytes() : gpu_model->kv_cache_bytes();
     std::fprintf(stderr, "prompt: %zu tokens; context %d; KV cache f16 %.1f MiB; %d threads; %s\n",
-                 ids.size(), ctx, mib(cache.bytes()), threads, sp.describe().c_str());
+                 ids.size(), ctx, mib(kv), threads, sp.describe().c_str());
   }
 
   if (!r.flag("no-echo")) {
@@ -153,13 +182,12 @@ int run_run(const Args& args) {
   llm::GenerationOptions go;
   go.max_tokens = static_cast<int>(n_predict);
   go.is_end = [&](int32_t id) { return tokenizer.is_eog(id); };
-  const llm::GenerationStats st =
-      llm::generate(*model, cache, pool, sampler, ids, go, [&](int32_t id) {
-        const std::string piece = tokenizer.token_to_piece(id);
-        std::fwrite(piece.data(), 1, piece.size(), stdout);
-        std::fflush(stdout);
-        return true;
-      });
+  const llm::GenerationStats st = llm::generate(*decoder, sampler, ids, go, [&](int32_t id) {
+    const std::string piece = tokenizer.token_to_piece(id);
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  });
   std::printf("\n");
   std::fflush(stdout);
 
@@ -169,21 +197,27 @@ int run_run(const Args& args) {
       stderr, "generation: %d tokens in %.3f s, %.1f tok/s (%d decode passes, %.1f ms each)\n",
       st.generated_tokens, st.decode_seconds, st.decode_tokens_per_second(), st.decode_passes,
       st.decode_passes > 0 ? 1000.0 * st.decode_seconds / st.decode_passes : 0.0);
-  std::fprintf(stderr, "stopped by: %s; sampler: %s; %d threads, backend cpu\n",
-               st.stop_reason().c_str(), sp.describe().c_str(), threads);
-  if (verbose) {
+  std::fprintf(stderr, "stopped by: %s; sampler: %s; %d threads, backend %s\n", st.stop_reason().c_str(),
+               sp.describe().c_str(), threads, backend.c_str());
+  if (verbose && gpu_model) {
+    const uint64_t budget = gpu_model->weight_bytes() + gpu_model->kv_cache_bytes();
+    std::fprintf(stderr, "GPU memory: %.1f MiB vs weights %.1f MiB + KV cache %.1f MiB: %+.1f%%\n",
+                 mib(gpu_model->device_bytes()), mib(gpu_model->weight_bytes()), mib(gpu_model->kv_cache_bytes()),
+                 100.0 * (static_cast<double>(gpu_model->device_bytes()) / static_cast<double>(budget) - 1.0));
+  }
+  if (verbose && cache) {
     const std::optional<llm::ProcessMemory> m = llm::read_process_memory();
     if (!m) {
       std::fprintf(stderr, "memory: /proc/self/status is not readable here\n");
     } else {
-      const uint64_t budget = model->file().file_size() + cache.bytes();
+      const uint64_t budget = model->file().file_size() + cache->bytes();
       const double over = 100.0 * (static_cast<double>(m->rss) / static_cast<double>(budget) - 1.0);
       std::fprintf(
           stderr,
           "memory: resident %.1f MiB (file pages %.1f, anonymous %.1f; %.1f before loading) "
           "vs model file %.1f MiB + KV cache %.1f MiB = %.1f MiB: %+.1f%% (%s the +10%% bound)\n",
           mib(m->rss), mib(m->rss_file), mib(m->rss_anon), before ? mib(before->rss) : 0.0,
-          mib(model->file().file_size()), mib(cache.bytes()), mib(budget), over,
+          mib(model->file().file_size()), mib(cache->bytes()), mib(budget), over,
           over <= 10.0 ? "within" : "beyond");
     }
   }

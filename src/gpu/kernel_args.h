@@ -15,14 +15,17 @@ class Buffer;
 
 class KernelArgs {
  public:
+  // The largest argument: structs passed by value (as __grid_constant__
+  // parameters) up to this size.
+  static constexpr size_t kMaxArgBytes = 256;
   struct Arg {
-    uint8_t bytes[64];
+    uint8_t bytes[kMaxArgBytes];
     uint32_t size;
   };
 
   template <typename T>
   KernelArgs& add(const T& value) {
-    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 64, "kernel arguments are POD");
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kMaxArgBytes, "kernel arguments are POD");
     Arg a{};
     std::memcpy(a.bytes, &value, sizeof(T));
     a.size = sizeof(T);

@@ -323,12 +323,106 @@ inline float llm_bf16(uint16_t b) {
 }
 #endif
 
+// One group of a quantized row as loaded: nibbles (Q8_0: 32 bytes of int8),
+// the high bits, the group's scale word and its super-block's word.
+struct LlmRawGroup {
+  uint32_t qs[8];
+  uint32_t h0, h1;
+  uint32_t sc, sup;
+};
+
+// Group g of row r of a quantized matrix, read from `m`'s arrays (device
+// addresses in kernels, host addresses in the host tests).
+LLM_HD LlmRawGroup llm_load_raw_group(const LlmGpuMatrix& m, int64_t rg) {
+  LlmRawGroup raw{};
+  const int f = m.format;
+  const uint32_t* qs = reinterpret_cast<const uint32_t*>(m.qs) + rg * (f == kGpuQ8_0 ? 8 : 4);
+  const int words = f == kGpuQ8_0 ? 8 : 4;
+  LLM_UNROLL
+  for (int i = 0; i < 8; ++i) {
+    if (i < words) raw.qs[i] = qs[i];
+  }
+  if (f == kGpuQ5_0 || f == kGpuQ5_1 || f == kGpuQ5_K) {
+    raw.h0 = reinterpret_cast<const uint32_t*>(m.qh)[rg];
+  } else if (f == kGpuQ6_K) {
+    raw.h0 = reinterpret_cast<const uint32_t*>(m.qh)[rg * 2];
+    raw.h1 = reinterpret_cast<const uint32_t*>(m.qh)[rg * 2 + 1];
+  }
+  raw.sc = (f == kGpuQ4_1 || f == kGpuQ5_1) ? reinterpret_cast<const uint32_t*>(m.scales)[rg]
+                                            : reinterpret_cast<const uint16_t*>(m.scales)[rg];
+  if (f == kGpuQ4_K || f == kGpuQ5_K) {
+    raw.sup = reinterpret_cast<const uint32_t*>(m.super)[rg / LLM_GROUPS_PER_SUPER];
+  } else if (f == kGpuQ6_K) {
+    raw.sup = reinterpret_cast<const uint16_t*>(m.super)[rg / LLM_GROUPS_PER_SUPER];
+  }
+  return raw;
+}
+
+// The 32 values of a quantized group, in ggml's dequantization arithmetic. One
+// unrolled loop per format, so that a kernel keeps `out` in registers.
+LLM_HD void llm_dequant_raw(int format, const LlmRawGroup& raw, float* out) {
+  switch (format) {
+    case kGpuQ8_0: {
+      const float d = llm_half(static_cast<uint16_t>(raw.sc));
+      LLM_UNROLL
+      for (int j = 0; j < LLM_GROUP; ++j) {
+        out[j] = llm_mul(static_cast<float>(static_cast<int8_t>(raw.qs[j >> 2] >> (8 * (j & 3)))), d);
+      }
+      return;
+    }
+    case kGpuQ4_0:
+    case kGpuQ5_0: {
+      const float d = llm_half(static_cast<uint16_t>(raw.sc));
+      const bool five = format == kGpuQ5_0;
+      LLM_UNROLL
+      for (int j = 0; j < LLM_GROUP; ++j) {
+        const int q = five ? (llm_nibble(raw.qs, j) | (llm_bit5(raw.h0, j) << 4)) - 16 : llm_nibble(raw.qs, j) - 8;
+        out[j] = llm_mul(static_cast<float>(q), d);
+      }
+      return;
+    }
+    case kGpuQ4_1:
+    case kGpuQ5_1: {
+      const float d = llm_half(static_cast<uint16_t>(raw.sc)), m = llm_half(static_cast<uint16_t>(raw.sc >> 16));
+      const bool five = format == kGpuQ5_1;
+      LLM_UNROLL
+      for (int j = 0; j < LLM_GROUP; ++j) {
+        const int q = five ? (llm_nibble(raw.qs, j) | (llm_bit5(raw.h0, j) << 4)) : llm_nibble(raw.qs, j);
+        out[j] = llm_add(llm_mul(static_cast<float>(q), d), m);
+      }
+      return;
+    }
+    case kGpuQ4_K:
+    case kGpuQ5_K: {
+      const float d1 = llm_mul(llm_half(static_cast<uint16_t>(raw.sup)), static_cast<float>(raw.sc & 0xff));
+      const float m1 = llm_mul(llm_half(static_cast<uint16_t>(raw.sup >> 16)), static_cast<float>((raw.sc >> 8) & 0xff));
+      const bool five = format == kGpuQ5_K;
+      LLM_UNROLL
+      for (int j = 0; j < LLM_GROUP; ++j) {
+        const int q = five ? (llm_nibble(raw.qs, j) | (llm_bit5(raw.h0, j) << 4)) : llm_nibble(raw.qs, j);
+        out[j] = llm_sub(llm_mul(d1, static_cast<float>(q)), m1);
+      }
+      return;
+    }
+    default: {  // Q6_K: two scales, one per 16 values
+      const float d = llm_half(static_cast<uint16_t>(raw.sup));
+      const float s0 = llm_mul(d, static_cast<float>(static_cast<int8_t>(raw.sc & 0xff)));
+      const float s1 = llm_mul(d, static_cast<float>(static_cast<int8_t>((raw.sc >> 8) & 0xff)));
+      LLM_UNROLL
+      for (int j = 0; j < LLM_GROUP; ++j) {
+        const int q = (llm_nibble(raw.qs, j) | (llm_bits56(raw.h0, raw.h1, j) << 4)) - 32;
+        out[j] = llm_mul(j < 16 ? s0 : s1, static_cast<float>(q));
+      }
+      return;
+    }
+  }
+}
+
 // The 32 values of group g of row r, in ggml's dequantization arithmetic.
 // Addresses in `m` are dereferenced here (device addresses in kernels, host
 // addresses in the host tests).
 LLM_HD void llm_dequant_group(const LlmGpuMatrix& m, int64_t r, int g, float* out) {
   const int64_t groups = m.cols / LLM_GROUP;
-  const int64_t rg = r * groups + g;
   if (m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32) {
     const int64_t base = r * m.cols + static_cast<int64_t>(g) * LLM_GROUP;
     for (int j = 0; j < LLM_GROUP; ++j) {
@@ -341,62 +435,5 @@ LLM_HD void llm_dequant_group(const LlmGpuMatrix& m, int64_t r, int g, float* ou
     }
     return;
   }
-  if (m.format == kGpuQ8_0) {
-    const int8_t* q = reinterpret_cast<const int8_t*>(m.qs) + rg * 32;
-    const float d = llm_half(reinterpret_cast<const uint16_t*>(m.scales)[rg]);
-    for (int j = 0; j < LLM_GROUP; ++j) out[j] = llm_mul(static_cast<float>(q[j]), d);
-    return;
-  }
-  uint32_t q[4];
-  for (int i = 0; i < 4; ++i) q[i] = reinterpret_cast<const uint32_t*>(m.qs)[rg * 4 + i];
-  uint32_t h0 = 0, h1 = 0;
-  if (m.format == kGpuQ5_0 || m.format == kGpuQ5_1 || m.format == kGpuQ5_K) {
-    h0 = reinterpret_cast<const uint32_t*>(m.qh)[rg];
-  } else if (m.format == kGpuQ6_K) {
-    h0 = reinterpret_cast<const uint32_t*>(m.qh)[rg * 2];
-    h1 = reinterpret_cast<const uint32_t*>(m.qh)[rg * 2 + 1];
-  }
-  const int64_t sup = rg / LLM_GROUPS_PER_SUPER;
-  for (int j = 0; j < LLM_GROUP; ++j) {
-    const int nib = llm_nibble(q, j);
-    float v;
-    switch (m.format) {
-      case kGpuQ4_0: {
-        const float d = llm_half(reinterpret_cast<const uint16_t*>(m.scales)[rg]);
-        v = llm_mul(static_cast<float>(nib - 8), d);
-        break;
-      }
-      case kGpuQ5_0: {
-        const float d = llm_half(reinterpret_cast<const uint16_t*>(m.scales)[rg]);
-        v = llm_mul(static_cast<float>((nib | (llm_bit5(h0, j) << 4)) - 16), d);
-        break;
-      }
-      case kGpuQ4_1:
-      case kGpuQ5_1: {
-        const uint32_t dm = reinterpret_cast<const uint32_t*>(m.scales)[rg];
-        const int qv = m.format == kGpuQ4_1 ? nib : (nib | (llm_bit5(h0, j) << 4));
-        v = llm_add(llm_mul(static_cast<float>(qv), llm_half(static_cast<uint16_t>(dm))),
-                    llm_half(static_cast<uint16_t>(dm >> 16)));
-        break;
-      }
-      case kGpuQ4_K:
-      case kGpuQ5_K: {
-        const uint32_t dd = reinterpret_cast<const uint32_t*>(m.super)[sup];
-        const uint32_t sm = reinterpret_cast<const uint16_t*>(m.scales)[rg];
-        const float d1 = llm_mul(llm_half(static_cast<uint16_t>(dd)), static_cast<float>(sm & 0xff));
-        const float m1 = llm_mul(llm_half(static_cast<uint16_t>(dd >> 16)), static_cast<float>(sm >> 8));
-        const int qv = m.format == kGpuQ4_K ? nib : (nib | (llm_bit5(h0, j) << 4));
-        v = llm_sub(llm_mul(d1, static_cast<float>(qv)), m1);
-        break;
-      }
-      default: {  // Q6_K
-        const float d = llm_half(reinterpret_cast<const uint16_t*>(m.super)[sup]);
-        const int8_t sc = reinterpret_cast<const int8_t*>(m.scales)[rg * 2 + (j >> 4)];
-        const int qv = (nib | (llm_bits56(h0, h1, j) << 4)) - 32;
-        v = llm_mul(llm_mul(d, static_cast<float>(sc)), static_cast<float>(qv));
-        break;
-      }
-    }
-    out[j] = v;
-  }
+  llm_dequant_raw(m.format, llm_load_raw_group(m, r * groups + g), out);
 }

@@ -16,6 +16,9 @@ struct LlmStepState {
   int32_t reserved[3];
 };
 
+// Kernels take their job by value (a __grid_constant__ parameter, read from
+// the constant bank) so that no kernel starts with a dependent memory load.
+//
 // One matrix-vector product (or up to LLM_MAX_SEGMENTS sharing an input):
 //   a   = norm ? rmsnorm(in) * norm : in         (cols values)
 //   y_r = W_r . a                                 (rows of the segments, in order)
@@ -32,24 +35,48 @@ struct LlmMatvecJob {
   int32_t cols;
   int32_t rows;  // sum of the segments' rows (swiglu: rows of one)
   float eps;
+  // Rows a warp takes at once (1, 2 or 4; divides every segment's rows): enough
+  // that each lane keeps ~8 groups of loads in flight on short rows.
+  int32_t rows_per_warp;
+  int32_t reserved;
 };
 
-// Decode attention of one layer for the token at state->pos: RoPE on its query
-// and key, the key and value appended to the cache, softmax(q . K / sqrt(d)) . V
-// over positions [0, pos]. Grid: (n_kv_heads, splits); the splits of a KV head
-// share the positions and are merged by the last one to finish.
+// Attention of one layer for n_tokens consecutive tokens from state->pos
+// (decode: one). Block (kv_head, split, token) rotates the queries of the KV
+// head's query heads by the RoPE table and takes its share of the positions
+// [0, pos + token] with an online softmax; the splits of a head are merged by
+// the last one to finish. In decode the block whose range holds the token's
+// position first appends its rotated key and its value to the cache (append);
+// a prefill stores all of them first (rope_kv_store).
 struct LlmAttentionJob {
-  uint64_t qkv;       // f32: q [n_head * hd], k [n_kv * hd], v [n_kv * hd]
+  uint64_t qkv;       // f32 per token: q [n_head * hd], k [n_kv * hd], v [n_kv * hd]
   uint64_t k_cache;   // f16 [n_kv][capacity][hd] of this layer
   uint64_t v_cache;
-  uint64_t out;       // f32 [n_head * hd]
-  uint64_t inv_freq;  // double [n_rot / 2]
+  uint64_t out;       // per token [n_head * hd], f32 or f16 (out_f16)
+  uint64_t rope;      // float2 (cos, sin) [capacity][n_rot / 2]
   uint64_t state;     // LlmStepState*
   uint64_t partial;   // f32 [n_kv][splits][n_gqa * (hd + 2)]
   uint64_t counters;  // u32 [n_kv], zero between launches
   int32_t n_head, n_kv, head_dim, n_rot;
-  int32_t capacity, neox, splits;
+  int32_t capacity, neox, splits, append;
+  int32_t qkv_stride, out_stride;  // elements per token
+  int32_t out_f16;  // output type: 0 f32, 1 f16, 2 bf16
+  int32_t reserved;
   float scale;
+};
+
+// Prefill: Y = X . W^T for n_tokens activation rows X (f16, or bf16 for BF16
+// weights) against a weight matrix dequantized tile by tile in shared memory,
+// on the tensor cores. Epilogues as the matrix-vector kernels: store (y + bias,
+// f32), add (y into f32), swiglu (silu(X . gate^T) * (X . up^T), written in the
+// activation type for the next product).
+struct LlmGemmJob {
+  LlmGpuMatrix w[2];  // swiglu: gate, up
+  uint64_t x;         // [n_tokens][cols]
+  uint64_t y;         // [n_tokens][ldy]
+  uint64_t bias;      // f32 [rows], or 0
+  int32_t n_tokens;
+  int32_t ldy;
 };
 
 #define LLM_ATTN_THREADS 128

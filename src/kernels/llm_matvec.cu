@@ -1,226 +1,67 @@
 // Matrix-vector products of LLM decode: one token's activations against the
-// repacked weight matrices (llm_formats.cuh), streaming the weights once at close
-// to memory bandwidth. Every block first builds the (normalized, quantized)
-// activation vector in shared memory, then its warps take rows: a warp's lanes
-// take consecutive 32-weight groups of a row, so each load instruction of the
-// warp reads one contiguous run of an array.
+// repacked weight matrices (llm_formats.cuh), streaming the weights once. Every
+// block first builds the (normalized, quantized) activation vector in shared
+// memory (llm_act_prep.cuh) while the L2 fetches its first rows; then each warp
+// takes rows_per_warp rows at a time, its lanes taking consecutive 32-weight
+// groups, so that each load instruction of a warp reads one contiguous run and
+// every lane has about eight groups of loads in flight before it computes.
 //
 // Kernels are named matvec_<activation>_<epilogue>:
 //   activation  q8x32 | q8k | f16 | bf16 | f32 (what the weight formats pair with)
 //   epilogue    store (y + bias) | add (out += y) | swiglu (silu(gate) * up) |
 //               logits (store y, track the argmax in the step state)
+#include "llm_act_prep.cuh"
 #include "llm_jobs.cuh"
 
 #define MV_THREADS 256
 #define MV_WARPS (MV_THREADS / 32)
+// Group loads a lane issues before its first product.
+#define MV_IN_FLIGHT 8
 
 #define EPI_STORE 0
 #define EPI_ADD 1
 #define EPI_SWIGLU 2
 #define EPI_LOGITS 3
 
-// Weights are read once per token: keep them out of L1.
-__device__ __forceinline__ uint4 load_stream16(const void* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-__device__ __forceinline__ uint2 load_stream8(const void* p) {
-  uint2 v;
-  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-  return v;
-}
-__device__ __forceinline__ uint32_t load_stream4(const void* p) {
-  uint32_t v;
-  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
-}
-__device__ __forceinline__ uint32_t load_stream2(const void* p) {
-  unsigned short v;
-  asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
-  return v;
-}
-
-// Asks L2 for one row of a matrix (all its arrays), one 128-byte line per lane
-// access, so the row is on its way while the block prepares the activations.
-__device__ __forceinline__ void prefetch_row(const LlmGpuMatrix& m, int r) {
-  const int lane = threadIdx.x & 31;
-  const uint64_t arrays[4] = {m.qs, m.qh, m.scales, m.super};
-#pragma unroll
-  for (int a = 0; a < 4; ++a) {
-    const uint64_t bytes = llm_row_bytes(m.format, m.cols, a);
-    if (bytes == 0) continue;
-    const char* p = (const char*)arrays[a] + (size_t)r * bytes;
-    for (uint64_t off = (uint64_t)lane * 128; off < bytes; off += 32 * 128) {
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
-    }
-  }
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ int warp_sum_int(int v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
 // ---------------------------------------------------------------------------
-// Activation preparation (the whole block).
+// One group of a quantized row: load, then product with the activations.
 
-// 1 / sqrt(mean(x^2) + eps), the sum of squares in double as on the CPU.
-__device__ float block_rms_scale(const float* x, int n, float eps, double* red) {
-  double ss = 0.0;
-  for (int i = threadIdx.x; i < n; i += MV_THREADS) ss += (double)x[i] * (double)x[i];
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
-  __syncthreads();
-  double total = 0.0;
-#pragma unroll
-  for (int w = 0; w < MV_WARPS; ++w) total += red[w];
-  __syncthreads();
-  return (float)(1.0 / sqrt(total / n + (double)eps));
-}
-
-struct ActView {
-  const int8_t* q;      // int8 values (q8 kinds)
-  const float* d;       // per group (q8x32) or per 256 (q8k)
-  const float* s;       // q8x32: f16(d * sum)
-  const int* sum;       // q8x32: per group sums; q8k: per 16 sums
-  const uint16_t* h;    // f16 / bf16 values
-  const float* f;       // f32 values
+struct Loaded {
+  uint4 qs, qs2;
+  uint2 qh;
+  uint32_t sc, sup;
 };
 
-__device__ __forceinline__ float act_value(const float* x, const float* norm, float scale, int i) {
-  return norm ? __fmul_rn(__fmul_rn(x[i], scale), norm[i]) : x[i];
-}
-
-// ggml's Q8_0/Q8_1: d = amax / 127, q = round(x / d); one warp per group.
-__device__ void prep_q8x32(const float* x, const float* norm, float scale, int cols, uint8_t* smem,
-                           ActView* v) {
-  const int groups = cols / LLM_GROUP;
-  int8_t* q = (int8_t*)smem;
-  float* d = (float*)(smem + cols);
-  float* s = d + groups;
-  int* sum = (int*)(s + groups);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int g = warp; g < groups; g += MV_WARPS) {
-    float val = act_value(x, norm, scale, g * LLM_GROUP + lane);
-    float amax = warp_max(fabsf(val));
-    float dd = amax / 127.0f;
-    float id = dd != 0.0f ? 1.0f / dd : 0.0f;
-    int qi = (int)roundf(__fmul_rn(val, id));
-    q[g * LLM_GROUP + lane] = (int8_t)qi;
-    int total = warp_sum_int(qi);
-    if (lane == 0) {
-      d[g] = half_to_float(float_to_half(dd));
-      s[g] = half_to_float(float_to_half(__fmul_rn((float)total, dd)));
-      sum[g] = total;
-    }
+__device__ __forceinline__ Loaded load_group(const LlmGpuMatrix& m, size_t row_group, int format) {
+  Loaded l;
+  const uint8_t* qs = (const uint8_t*)m.qs;
+  if (format == kGpuQ8_0) {
+    l.qs = load_stream16(qs + row_group * 32);
+    l.qs2 = load_stream16(qs + row_group * 32 + 16);
+  } else {
+    l.qs = load_stream16(qs + row_group * 16);
   }
-  v->q = q;
-  v->d = d;
-  v->s = s;
-  v->sum = sum;
-}
-
-// ggml's Q8_K: per 256 the signed value of largest magnitude (first on ties)
-// sets iscale = -127 / max; q = min(127, rint(iscale * x)); d = 1 / iscale; plus
-// the sums of each 16. One warp per super-block; lane l holds elements l + 32j.
-__device__ void prep_q8k(const float* x, const float* norm, float scale, int cols, uint8_t* smem,
-                         ActView* v) {
-  const int supers = cols / LLM_SUPER;
-  int8_t* q = (int8_t*)smem;
-  float* d = (float*)(smem + cols);
-  int* bsum = (int*)(d + supers);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int sb = warp; sb < supers; sb += MV_WARPS) {
-    const int base = sb * LLM_SUPER;
-    float vals[8];
-    float best = 0.0f, best_val = 0.0f;
-    int best_idx = 0x7fffffff;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      vals[j] = act_value(x, norm, scale, base + lane + 32 * j);
-      float a = fabsf(vals[j]);
-      if (a > best) {
-        best = a;
-        best_val = vals[j];
-        best_idx = lane + 32 * j;
-      }
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      float ob = __shfl_xor_sync(0xffffffffu, best, o);
-      float ov = __shfl_xor_sync(0xffffffffu, best_val, o);
-      int oi = __shfl_xor_sync(0xffffffffu, best_idx, o);
-      if (ob > best || (ob == best && oi < best_idx)) {
-        best = ob;
-        best_val = ov;
-        best_idx = oi;
-      }
-    }
-    if (best == 0.0f) {
-#pragma unroll
-      for (int j = 0; j < 8; ++j) q[base + lane + 32 * j] = 0;
-      if (lane < 16) bsum[sb * 16 + lane] = 0;
-      if (lane == 0) d[sb] = 0.0f;
-      continue;
-    }
-    const float iscale = -127.0f / best_val;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      int qi = __float2int_rn(__fmul_rn(iscale, vals[j]));
-      qi = qi < 127 ? qi : 127;
-      q[base + lane + 32 * j] = (int8_t)qi;
-      // Lanes 0-15 hold sub-block 2j, lanes 16-31 sub-block 2j + 1.
-      int part = qi;
-#pragma unroll
-      for (int o = 8; o > 0; o >>= 1) part += __shfl_xor_sync(0xffffffffu, part, o);
-      if ((lane & 15) == 0) bsum[sb * 16 + 2 * j + (lane >> 4)] = part;
-    }
-    if (lane == 0) d[sb] = 1.0f / iscale;
+  if (format == kGpuQ5_0 || format == kGpuQ5_1 || format == kGpuQ5_K) {
+    l.qh.x = load_stream4((const uint8_t*)m.qh + row_group * 4);
+  } else if (format == kGpuQ6_K) {
+    l.qh = load_stream8((const uint8_t*)m.qh + row_group * 8);
   }
-  v->q = q;
-  v->d = d;
-  v->sum = bsum;
-}
-
-__device__ void prep_half(const float* x, const float* norm, float scale, int cols, uint8_t* smem,
-                          ActView* v, bool bf16) {
-  uint16_t* h = (uint16_t*)smem;
-  for (int i = threadIdx.x; i < cols; i += MV_THREADS) {
-    float val = act_value(x, norm, scale, i);
-    h[i] = bf16 ? float_to_bf16(val) : float_to_half(val);
+  if (format == kGpuQ4_1 || format == kGpuQ5_1) {
+    l.sc = load_stream4((const uint8_t*)m.scales + row_group * 4);
+  } else {
+    l.sc = load_stream2((const uint8_t*)m.scales + row_group * 2);
   }
-  v->h = h;
+  if (format == kGpuQ4_K || format == kGpuQ5_K) {
+    l.sup = __ldg((const uint32_t*)m.super + row_group / LLM_GROUPS_PER_SUPER);
+  } else if (format == kGpuQ6_K) {
+    l.sup = __ldg((const uint16_t*)m.super + row_group / LLM_GROUPS_PER_SUPER);
+  }
+  return l;
 }
-
-__device__ void prep_f32(const float* x, const float* norm, float scale, int cols, uint8_t* smem,
-                         ActView* v) {
-  float* f = (float*)smem;
-  for (int i = threadIdx.x; i < cols; i += MV_THREADS) f[i] = act_value(x, norm, scale, i);
-  v->f = f;
-}
-
-// ---------------------------------------------------------------------------
-// Row products. Each lane sums its groups; two groups are loaded before either
-// is used so that every lane keeps two loads in flight.
 
 __device__ __forceinline__ LlmActGroup act_group(const ActView& a, int g) {
   const uint4* p = (const uint4*)(a.q + g * LLM_GROUP);
-  uint4 lo = p[0], hi = p[1];
+  const uint4 lo = p[0], hi = p[1];
   LlmActGroup r;
   r.x[0] = lo.x; r.x[1] = lo.y; r.x[2] = lo.z; r.x[3] = lo.w;
   r.x[4] = hi.x; r.x[5] = hi.y; r.x[6] = hi.z; r.x[7] = hi.w;
@@ -243,54 +84,10 @@ __device__ __forceinline__ LlmQ8K act_q8k(const ActView& a, int g) {
   return x;
 }
 
-struct Loaded {
-  uint4 qs, qs2;
-  uint2 qh;
-  uint32_t sc, sup;
-};
-
-__device__ __forceinline__ Loaded load_group(const LlmGpuMatrix& m, size_t row_group, int format) {
-  Loaded l;
-  const uint8_t* qs = (const uint8_t*)m.qs;
-  if (format == kGpuQ8_0) {
-    l.qs = load_stream16(qs + row_group * 32);
-    l.qs2 = load_stream16(qs + row_group * 32 + 16);
-  } else {
-    l.qs = load_stream16(qs + row_group * 16);
-  }
-  switch (format) {
-    case kGpuQ5_0:
-    case kGpuQ5_1:
-    case kGpuQ5_K:
-      l.qh.x = load_stream4((const uint8_t*)m.qh + row_group * 4);
-      break;
-    case kGpuQ6_K:
-      l.qh = load_stream8((const uint8_t*)m.qh + row_group * 8);
-      break;
-    default:
-      break;
-  }
-  switch (format) {
-    case kGpuQ4_1:
-    case kGpuQ5_1:
-      l.sc = load_stream4((const uint8_t*)m.scales + row_group * 4);
-      break;
-    default:
-      l.sc = load_stream2((const uint8_t*)m.scales + row_group * 2);
-      break;
-  }
-  if (format == kGpuQ4_K || format == kGpuQ5_K) {
-    l.sup = __ldg((const uint32_t*)m.super + row_group / LLM_GROUPS_PER_SUPER);
-  } else if (format == kGpuQ6_K) {
-    l.sup = __ldg((const uint16_t*)m.super + row_group / LLM_GROUPS_PER_SUPER);
-  }
-  return l;
-}
-
 template <int kFormat>
 __device__ __forceinline__ float group_dot(const Loaded& l, const ActView& a, int g) {
   const uint32_t q[4] = {l.qs.x, l.qs.y, l.qs.z, l.qs.w};
-  LlmActGroup ag = act_group(a, g);
+  const LlmActGroup ag = act_group(a, g);
   if (kFormat == kGpuQ4_0) return llm_group_q4_0(q, (uint16_t)l.sc, ag, act_q8x32(a, g));
   if (kFormat == kGpuQ4_1) return llm_group_q4_1(q, l.sc, ag, act_q8x32(a, g));
   if (kFormat == kGpuQ5_0) return llm_group_q5_0(q, l.qh.x, (uint16_t)l.sc, ag, act_q8x32(a, g));
@@ -304,196 +101,243 @@ __device__ __forceinline__ float group_dot(const Loaded& l, const ActView& a, in
   return llm_group_q6_k(q, l.qh.x, l.qh.y, l.sc, (uint16_t)l.sup, ag, act_q8k(a, g));
 }
 
-// Groups a lane keeps in flight: its loads for all of them are issued before
-// the first product.
-#define MV_UNROLL 4
-
-template <int kFormat>
-__device__ float row_dot_quant(const LlmGpuMatrix& m, int r, const ActView& a) {
+// Rows r0 .. r0 + R - 1 of a quantized matrix: this lane's partial sums.
+template <int kFormat, int R>
+__device__ void rows_quant(const LlmGpuMatrix& m, int r0, const ActView& a, float* acc) {
+  constexpr int kU = MV_IN_FLIGHT / R;  // groups per row per round
   const int groups = m.cols / LLM_GROUP;
-  const size_t base = (size_t)r * groups;
   const int lane = threadIdx.x & 31;
-  float acc = 0.0f;
-  for (int g0 = lane; g0 < groups; g0 += 32 * MV_UNROLL) {
-    Loaded l[MV_UNROLL];
 #pragma unroll
-    for (int u = 0; u < MV_UNROLL; ++u) {
-      if (g0 + 32 * u < groups) l[u] = load_group(m, base + g0 + 32 * u, kFormat);
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  for (int g0 = lane; g0 < groups; g0 += 32 * kU) {
+    Loaded l[R][kU];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (g0 + 32 * u < groups) l[r][u] = load_group(m, (size_t)(r0 + r) * groups + g0 + 32 * u, kFormat);
+      }
     }
 #pragma unroll
-    for (int u = 0; u < MV_UNROLL; ++u) {
-      if (g0 + 32 * u < groups) acc += group_dot<kFormat>(l[u], a, g0 + 32 * u);
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (g0 + 32 * u < groups) acc[r] += group_dot<kFormat>(l[r][u], a, g0 + 32 * u);
+      }
     }
   }
-  return acc;
 }
 
-// F16/BF16/F32 rows: lane l takes 8 consecutive values of each 256.
 __device__ __forceinline__ void unpack_half8(uint4 w, bool bf16, float* f) {
   const uint32_t u[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    if (bf16) {
-      f[2 * i] = bf16_to_float((uint16_t)(u[i] & 0xffffu));
-      f[2 * i + 1] = bf16_to_float((uint16_t)(u[i] >> 16));
-    } else {
-      f[2 * i] = half_to_float((uint16_t)(u[i] & 0xffffu));
-      f[2 * i + 1] = half_to_float((uint16_t)(u[i] >> 16));
-    }
+    const uint16_t lo = (uint16_t)(u[i] & 0xffffu), hi = (uint16_t)(u[i] >> 16);
+    f[2 * i] = bf16 ? bf16_to_float(lo) : half_to_float(lo);
+    f[2 * i + 1] = bf16 ? bf16_to_float(hi) : half_to_float(hi);
   }
 }
 
-__device__ float row_dot_half(const LlmGpuMatrix& m, int r, const ActView& a, bool bf16) {
-  const uint16_t* row = (const uint16_t*)m.qs + (size_t)r * m.cols;
+// F16/BF16/F32 rows: lane l takes 16 bytes of each 512 (F32: 4 values of 128).
+template <int kAct, int R>
+__device__ void rows_plain(const LlmGpuMatrix& m, int r0, const ActView& a, float* acc) {
+  constexpr int kU = MV_IN_FLIGHT / R;
+  constexpr int kPer = kAct == kActF32 ? 4 : 8;  // values per 16 bytes
   const int lane = threadIdx.x & 31;
-  float acc = 0.0f;
-  for (int c0 = lane * 8; c0 < m.cols; c0 += 256 * MV_UNROLL) {
-    uint4 w[MV_UNROLL];
+  const int cols = m.cols;
 #pragma unroll
-    for (int u = 0; u < MV_UNROLL; ++u) {
-      if (c0 + 256 * u < m.cols) w[u] = load_stream16(row + c0 + 256 * u);
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  for (int c0 = lane * kPer; c0 < cols; c0 += 32 * kPer * kU) {
+    uint4 w[R][kU];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int c = c0 + 32 * kPer * u;
+        if (c < cols) w[r][u] = load_stream16((const uint8_t*)m.qs + ((size_t)(r0 + r) * cols + c) * (16 / kPer));
+      }
     }
 #pragma unroll
-    for (int u = 0; u < MV_UNROLL; ++u) {
-      if (c0 + 256 * u < m.cols) {
-        float wf[8], x[8];
-        unpack_half8(w[u], bf16, wf);
-        unpack_half8(*(const uint4*)(a.h + c0 + 256 * u), bf16, x);
+    for (int u = 0; u < kU; ++u) {
+      const int c = c0 + 32 * kPer * u;
+      if (c >= cols) continue;
+      float x[8];
+      if (kAct == kActF32) {
+        const float4 v = *(const float4*)(a.f + c);
+        x[0] = v.x; x[1] = v.y; x[2] = v.z; x[3] = v.w;
+      } else {
+        unpack_half8(*(const uint4*)(a.h + c), kAct == kActBF16, x);
+      }
 #pragma unroll
-        for (int i = 0; i < 8; ++i) acc += wf[i] * x[i];
+      for (int r = 0; r < R; ++r) {
+        if (kAct == kActF32) {
+          acc[r] += __uint_as_float(w[r][u].x) * x[0] + __uint_as_float(w[r][u].y) * x[1] +
+                    __uint_as_float(w[r][u].z) * x[2] + __uint_as_float(w[r][u].w) * x[3];
+        } else {
+          float wf[8];
+          unpack_half8(w[r][u], kAct == kActBF16, wf);
+#pragma unroll
+          for (int i = 0; i < 8; ++i) acc[r] += wf[i] * x[i];
+        }
       }
     }
   }
-  return acc;
 }
 
-__device__ float row_dot_f32(const LlmGpuMatrix& m, int r, const ActView& a) {
-  const float* row = (const float*)m.qs + (size_t)r * m.cols;
-  const int lane = threadIdx.x & 31;
-  float acc = 0.0f;
-  for (int c = lane * 4; c < m.cols; c += 128) {
-    uint4 w = load_stream16(row + c);
-    float4 x = *(const float4*)(a.f + c);
-    acc += __uint_as_float(w.x) * x.x + __uint_as_float(w.y) * x.y + __uint_as_float(w.z) * x.z +
-           __uint_as_float(w.w) * x.w;
-  }
-  return acc;
-}
-
-template <int kAct>
-__device__ float row_dot(const LlmGpuMatrix& m, int r, const ActView& a) {
+// The R rows' full products, in every lane.
+template <int kAct, int R>
+__device__ void rows_dot(const LlmGpuMatrix& m, int r0, const ActView& a, float* y) {
   if (kAct == kActQ8x32) {
     switch (m.format) {
-      case kGpuQ4_0: return row_dot_quant<kGpuQ4_0>(m, r, a);
-      case kGpuQ4_1: return row_dot_quant<kGpuQ4_1>(m, r, a);
-      case kGpuQ5_0: return row_dot_quant<kGpuQ5_0>(m, r, a);
-      case kGpuQ5_1: return row_dot_quant<kGpuQ5_1>(m, r, a);
-      default: return row_dot_quant<kGpuQ8_0>(m, r, a);
+      case kGpuQ4_0: rows_quant<kGpuQ4_0, R>(m, r0, a, y); break;
+      case kGpuQ4_1: rows_quant<kGpuQ4_1, R>(m, r0, a, y); break;
+      case kGpuQ5_0: rows_quant<kGpuQ5_0, R>(m, r0, a, y); break;
+      case kGpuQ5_1: rows_quant<kGpuQ5_1, R>(m, r0, a, y); break;
+      default: rows_quant<kGpuQ8_0, R>(m, r0, a, y); break;
     }
-  }
-  if (kAct == kActQ8K) {
+  } else if (kAct == kActQ8K) {
     switch (m.format) {
-      case kGpuQ4_K: return row_dot_quant<kGpuQ4_K>(m, r, a);
-      case kGpuQ5_K: return row_dot_quant<kGpuQ5_K>(m, r, a);
-      default: return row_dot_quant<kGpuQ6_K>(m, r, a);
+      case kGpuQ4_K: rows_quant<kGpuQ4_K, R>(m, r0, a, y); break;
+      case kGpuQ5_K: rows_quant<kGpuQ5_K, R>(m, r0, a, y); break;
+      default: rows_quant<kGpuQ6_K, R>(m, r0, a, y); break;
     }
+  } else {
+    rows_plain<kAct, R>(m, r0, a, y);
   }
-  if (kAct == kActF16) return row_dot_half(m, r, a, false);
-  if (kAct == kActBF16) return row_dot_half(m, r, a, true);
-  return row_dot_f32(m, r, a);
+#pragma unroll
+  for (int r = 0; r < R; ++r) y[r] = warp_sum(y[r]);
 }
 
 // ---------------------------------------------------------------------------
 
 __device__ __forceinline__ unsigned long long argmax_key(float v, int row) {
-  uint32_t u = __float_as_uint(v);
-  uint32_t ordered = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  const uint32_t u = __float_as_uint(v);
+  const uint32_t ordered = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
   return ((unsigned long long)ordered << 32) | (unsigned long long)(0xffffffffu - (uint32_t)row);
 }
 
-template <int kAct, int kEpi>
-__device__ void matvec(const LlmMatvecJob* job_ptr) {
-  extern __shared__ __align__(16) uint8_t smem[];
-  __shared__ LlmMatvecJob job;
-  __shared__ double red[MV_WARPS];
-  __shared__ unsigned long long best[MV_WARPS];
-  if (threadIdx.x < sizeof(LlmMatvecJob) / 4) ((uint32_t*)&job)[threadIdx.x] = ((const uint32_t*)job_ptr)[threadIdx.x];
-  __syncthreads();
-
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  {
-    const int row = blockIdx.x * MV_WARPS + warp;
-    if (row < job.rows) {
-      if (kEpi == EPI_SWIGLU) {
-        prefetch_row(job.m[0], row);
-        prefetch_row(job.m[1], row);
-      } else {
-        int seg = 0, r = row;
-        while (seg + 1 < job.segments && r >= job.m[seg].rows) r -= job.m[seg++].rows;
-        prefetch_row(job.m[seg], r);
-      }
+// The segment holding `row` of the concatenated rows: its index, and the row
+// within it.
+__device__ __forceinline__ int segment_of(const LlmMatvecJob& job, int row, int* r) {
+  *r = row;
+  if (job.segments > 1 && *r >= job.m[0].rows) {
+    *r -= job.m[0].rows;
+    if (job.segments > 2 && *r >= job.m[1].rows) {
+      *r -= job.m[1].rows;
+      return 2;
     }
+    return 1;
   }
-  const float* x = (const float*)job.in;
-  const float* norm = (const float*)job.norm;
-  float scale = 1.0f;
-  if (norm) scale = block_rms_scale(x, job.cols, job.eps, red);
-  ActView a;
-  if (kAct == kActQ8x32) prep_q8x32(x, norm, scale, job.cols, smem, &a);
-  if (kAct == kActQ8K) prep_q8k(x, norm, scale, job.cols, smem, &a);
-  if (kAct == kActF16) prep_half(x, norm, scale, job.cols, smem, &a, false);
-  if (kAct == kActBF16) prep_half(x, norm, scale, job.cols, smem, &a, true);
-  if (kAct == kActF32) prep_f32(x, norm, scale, job.cols, smem, &a);
-  __syncthreads();
+  return 0;
+}
 
+__device__ __forceinline__ LlmGpuMatrix segment_matrix(const LlmMatvecJob& job, int seg) {
+  return seg == 0 ? job.m[0] : seg == 1 ? job.m[1] : job.m[2];
+}
+
+template <int kAct, int kEpi, int R>
+__device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float* out = (float*)job.out;
-  unsigned long long my_best = 0;
-  for (int row = blockIdx.x * MV_WARPS + warp; row < job.rows; row += gridDim.x * MV_WARPS) {
+  const int tasks = job.rows / R;
+  for (int task = blockIdx.x * MV_WARPS + warp; task < tasks; task += gridDim.x * MV_WARPS) {
+    const int row0 = task * R;
+    float y[R];
     if (kEpi == EPI_SWIGLU) {
-      float g = warp_sum(row_dot<kAct>(job.m[0], row, a));
-      float u = warp_sum(row_dot<kAct>(job.m[1], row, a));
-      if (lane == 0) out[row] = g / (1.0f + expf(-g)) * u;
+      float u[R];
+      rows_dot<kAct, R>(job.m[0], row0, a, y);
+      rows_dot<kAct, R>(job.m[1], row0, a, u);
+      if (lane < R) {
+        float g = y[0], v = u[0];
+#pragma unroll
+        for (int r = 1; r < R; ++r) {
+          if (lane == r) { g = y[r]; v = u[r]; }
+        }
+        out[row0 + lane] = g / (1.0f + expf(-g)) * v;
+      }
       continue;
     }
-    int seg = 0, r = row;
-    while (seg + 1 < job.segments && r >= job.m[seg].rows) {
-      r -= job.m[seg].rows;
-      ++seg;
-    }
-    float y = warp_sum(row_dot<kAct>(job.m[seg], r, a));
-    if (lane == 0) {
+    int r;
+    const int seg = segment_of(job, row0, &r);
+    rows_dot<kAct, R>(segment_matrix(job, seg), r, a, y);
+    if (lane < R) {
+      float v = y[0];
+#pragma unroll
+      for (int i = 1; i < R; ++i) v = lane == i ? y[i] : v;
+      const int row = row0 + lane;
       if (kEpi == EPI_STORE) {
-        const float* bias = (const float*)job.bias[seg];
-        out[row] = bias ? y + bias[r] : y;
+        const float* bias = (const float*)(seg == 0 ? job.bias[0] : seg == 1 ? job.bias[1] : job.bias[2]);
+        out[row] = bias ? v + bias[r + lane] : v;
       } else if (kEpi == EPI_ADD) {
-        out[row] += y;
+        out[row] += v;
       } else {
-        out[row] = y;
-        unsigned long long k = argmax_key(y, row);
-        my_best = k > my_best ? k : my_best;
+        out[row] = v;
+        const unsigned long long k = argmax_key(v, row);
+        *best = k > *best ? k : *best;
       }
     }
   }
+}
+
+template <int kAct, int kEpi>
+__device__ void matvec(const LlmMatvecJob& job) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  __shared__ double red[MV_WARPS];
+  __shared__ unsigned long long block_best[MV_WARPS];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int R = job.rows_per_warp;
+
+  // The first rows of this warp start on their way to L2 before the prep.
+  {
+    const int row0 = (blockIdx.x * MV_WARPS + warp) * R;
+    if (row0 < job.rows) {
+      if (kEpi == EPI_SWIGLU) {
+        prefetch_rows(job.m[0], row0, R);
+        prefetch_rows(job.m[1], row0, R);
+      } else {
+        int r;
+        prefetch_rows(segment_matrix(job, segment_of(job, row0, &r)), r, R);
+      }
+    }
+  }
+  const ActView a = prepare_activations<kAct, MV_THREADS>((const float*)job.in, (const float*)job.norm,
+                                                         job.eps, job.cols, smem, red);
+  __syncthreads();
+
+  unsigned long long best = 0;
+  if (R == 4) {
+    rows_loop<kAct, kEpi, 4>(job, a, &best);
+  } else if (R == 2) {
+    rows_loop<kAct, kEpi, 2>(job, a, &best);
+  } else {
+    rows_loop<kAct, kEpi, 1>(job, a, &best);
+  }
+
   if (kEpi == EPI_LOGITS) {
-    if (lane == 0) best[warp] = my_best;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const unsigned long long other = __shfl_xor_sync(0xffffffffu, best, o);
+      best = other > best ? other : best;
+    }
+    if (lane == 0) block_best[warp] = best;
     __syncthreads();
     if (threadIdx.x == 0) {
       unsigned long long b = 0;
-      for (int w = 0; w < MV_WARPS; ++w) b = best[w] > b ? best[w] : b;
+      for (int w = 0; w < MV_WARPS; ++w) b = block_best[w] > b ? block_best[w] : b;
       atomicMax(&((LlmStepState*)job.state)->argmax, b);
     }
   }
 }
 
-#define MATVEC_KERNEL(act_name, act, epi_name, epi)                                      \
-  extern "C" __global__ void __launch_bounds__(MV_THREADS)                                \
-      matvec_##act_name##_##epi_name(const LlmMatvecJob* job) {                           \
-    matvec<act, epi>(job);                                                                \
+#define MATVEC_KERNEL(act_name, act, epi_name, epi)                                              \
+  extern "C" __global__ void __launch_bounds__(MV_THREADS, 2)                                     \
+      matvec_##act_name##_##epi_name(const __grid_constant__ LlmMatvecJob job) {                  \
+    matvec<act, epi>(job);                                                                        \
   }
-#define MATVEC_KERNELS(act_name, act)                 \
-  MATVEC_KERNEL(act_name, act, store, EPI_STORE)      \
-  MATVEC_KERNEL(act_name, act, add, EPI_ADD)          \
-  MATVEC_KERNEL(act_name, act, swiglu, EPI_SWIGLU)    \
+#define MATVEC_KERNELS(act_name, act)              \
+  MATVEC_KERNEL(act_name, act, store, EPI_STORE)   \
+  MATVEC_KERNEL(act_name, act, add, EPI_ADD)       \
+  MATVEC_KERNEL(act_name, act, swiglu, EPI_SWIGLU) \
   MATVEC_KERNEL(act_name, act, logits, EPI_LOGITS)
 
 MATVEC_KERNELS(q8x32, kActQ8x32)

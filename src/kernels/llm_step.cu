@@ -3,9 +3,8 @@
 #include "llm_jobs.cuh"
 
 // x[t] = row tokens[t] of the embedding matrix, for t < n_tokens (block per token).
-extern "C" __global__ void embed_tokens(const LlmGpuMatrix* matrix, const int32_t* tokens, int n_tokens,
-                                        float* x) {
-  const LlmGpuMatrix m = *matrix;
+extern "C" __global__ void embed_tokens(const __grid_constant__ LlmGpuMatrix m, const int32_t* tokens,
+                                        int n_tokens, float* x) {
   const int t = blockIdx.x;
   if (t >= n_tokens) return;
   const int token = tokens[t];
@@ -19,22 +18,35 @@ extern "C" __global__ void embed_tokens(const LlmGpuMatrix* matrix, const int32_
   }
 }
 
-// The argmax of the logits becomes the next input token (and is recorded in
-// history[pos], the token chosen after position pos); the position advances.
-extern "C" __global__ void finish_step(LlmStepState* state, int32_t* history) {
+// The argmax of the logits becomes the next input token and is recorded in
+// history (indexed by the position of the token it follows); the position
+// advances past the `advance` tokens just run (decode: 1; prefill: the batch).
+extern "C" __global__ void finish_step(LlmStepState* state, int32_t* history, int advance) {
   const unsigned long long best = state->argmax;
   const int32_t token = (int32_t)(0xffffffffu - (uint32_t)(best & 0xffffffffu));
   state->token = token;
-  history[state->pos] = token;
-  state->pos += 1;
+  history[state->pos + advance - 1] = token;
+  state->pos += advance;
   state->argmax = 0;
 }
 
-// out = silu(gate) * up, for models whose gate and up matrices need different
-// activation formats (they cannot share one matrix-vector launch).
-extern "C" __global__ void swiglu_f32(const float* gate, const float* up, float* out, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float g = gate[i];
-    out[i] = g / (1.0f + expf(-g)) * up[i];
+// Prefill: each row of x RMS-normalized and scaled by w as the CPU does, rounded
+// to f16 (bf16 when `bf16`) for the tensor-core products (block per row).
+extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows(const float* x, const float* w, uint16_t* out,
+                                                               int cols, float eps, int bf16) {
+  __shared__ double red[8];
+  const float* row = x + (size_t)blockIdx.x * cols;
+  double ss = 0.0;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) ss += (double)row[i] * (double)row[i];
+  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  double total = 0.0;
+  for (int i = 0; i < (int)(blockDim.x / 32); ++i) total += red[i];
+  const float scale = (float)(1.0 / sqrt(total / cols + (double)eps));
+  uint16_t* o = out + (size_t)blockIdx.x * cols;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+    const float v = __fmul_rn(__fmul_rn(row[i], scale), w[i]);
+    o[i] = bf16 ? float_to_bf16(v) : float_to_half(v);
   }
 }

@@ -110,7 +110,9 @@ double logit_tolerance(LlamaFtype t) {
     case LlamaFtype::ALL_F32: return 1e-4;
     case LlamaFtype::MOSTLY_F16:
     case LlamaFtype::MOSTLY_BF16: return 5e-3;
-    default: return 3e-2;
+    // The CPU path's own bound against exact arithmetic (tests/llm/model_forward_test):
+    // GPU prefill takes f16 activations where the CPU rounds them to int8.
+    default: return 6e-2;
   }
 }
 
@@ -138,7 +140,7 @@ double relative_difference(const std::vector<float>& gpu, const std::vector<floa
 // the tolerance of each other (a near tie); and (2) decoding greedily on its own
 // (generate_greedy, no host in the loop) produce the same 64 tokens, where a
 // first difference is allowed only at such a near tie.
-void check_against_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_len, int splits) {
+void check_against_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_len, GpuLlamaOptions o = {}) {
   cpu::ThreadPool pool(cpu::default_thread_count());
   auto model = LlamaModel::open(model_file(mc));
   const ModelConfig& c = model->config();
@@ -163,9 +165,7 @@ void check_against_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_le
            2.0 * tol * max_abs(l);
   };
 
-  GpuLlamaOptions o;
   o.context = prompt_len + steps + 1;
-  o.attention_splits = splits;
   GpuLlama gpu(*model, acc, pool, o);
 
   // (1) Teacher-forced: the CPU's tokens in, logits compared at every step.
@@ -187,9 +187,9 @@ void check_against_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_le
     }
     if (k + 1 < steps) gpu.forward(std::vector<int32_t>{cpu_tokens[static_cast<size_t>(k)]});
   }
-  EXPECT_LE(ties, 2) << "near ties are rare on these models";
-  std::printf("[ logits   ] %s: worst relative difference %.2e (tolerance %.0e), %d near ties in %d steps\n",
-              case_name(mc).c_str(), worst, tol, ties, steps);
+  EXPECT_LE(ties, 4) << "near ties are rare on these models";
+  std::printf("[ logits   ] %s (%s prefill): worst relative difference %.2e (tolerance %.0e), %d near ties in %d steps\n",
+              case_name(mc).c_str(), gpu.batched_prefill() ? "batched" : "stepwise", worst, tol, ties, steps);
 
   // (2) Free-running greedy decoding on the GPU.
   gpu.reset();
@@ -209,7 +209,7 @@ void check_against_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_le
 }
 
 TEST_P(GpuLlmEngine, MatchesCpuLogitsAndGreedyTokens) {
-  check_against_cpu(*acc_, GetParam().model, 9, 0);
+  check_against_cpu(*acc_, GetParam().model, 9);
 }
 
 std::vector<EngineParam> engine_params() {
@@ -240,8 +240,46 @@ class GpuLlmAttention : public GpuLlmEngine {};
 
 TEST_P(GpuLlmAttention, LongPromptsWithOneSplitAndWithMany) {
   const ModelCase mc{"llama", LlamaFtype::MOSTLY_Q8_0};
-  check_against_cpu(*acc_, mc, 300, 1);
-  check_against_cpu(*acc_, mc, 300, 7);
+  GpuLlamaOptions o;
+  o.attention_splits = 1;
+  check_against_cpu(*acc_, mc, 300, o);
+  o.attention_splits = 7;
+  o.prefill_batch = 64;  // the prompt in five batches
+  check_against_cpu(*acc_, mc, 300, o);
+  o.batched_prefill = false;  // the prompt through the decode graph, token by token
+  check_against_cpu(*acc_, mc, 300, o);
+}
+
+// The batched prefill against the same prompt run token by token on the GPU:
+// the two paths must agree as closely as either agrees with the CPU.
+TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {
+  cpu::ThreadPool pool(cpu::default_thread_count());
+  for (LlamaFtype t : {LlamaFtype::MOSTLY_F16, LlamaFtype::MOSTLY_Q4_K_M, LlamaFtype::MOSTLY_BF16}) {
+    auto model = LlamaModel::open(model_file({"llama", t}));
+    const auto prompt = prompt_tokens(100, model->config().n_vocab);
+    std::vector<float> stepwise, batched;
+    GpuLlamaOptions o;
+    o.context = 128;
+    o.batched_prefill = false;
+    GpuLlama a(*model, *acc_, pool, o);
+    a.forward(prompt);
+    a.logits(stepwise);
+    o.batched_prefill = true;
+    o.prefill_batch = 48;
+    GpuLlama b(*model, *acc_, pool, o);
+    ASSERT_TRUE(b.batched_prefill());
+    b.forward(prompt);
+    b.logits(batched);
+    EXPECT_EQ(b.position(), 100);
+    const double d = relative_difference(batched, stepwise);
+    EXPECT_LE(d, logit_tolerance(t)) << llama_ftype_name(t);
+    std::printf("[ prefill  ] %s: batched vs stepwise relative difference %.2e\n",
+                std::string(llama_ftype_name(t)).c_str(), d);
+    // Decoding goes on from the batched prompt's cache.
+    const int32_t next = b.greedy_token();
+    EXPECT_EQ(next, argmax(batched));
+    EXPECT_EQ(b.generate_greedy(next, 4).size(), 4u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuLlmAttention,

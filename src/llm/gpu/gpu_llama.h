@@ -1,11 +1,16 @@
 #pragma once
 // A LLaMA-family model on the GPU (either Accelerator: nv or cuda). Weights are
-// uploaded once, the KV cache and every scratch vector live on the GPU, and a
-// decode step is one recorded sequence of launches (embedding, five fused
+// uploaded once, the KV cache and every scratch vector live on the GPU.
+//
+// Decode: a step is one recorded sequence of launches (embedding, five fused
 // kernels per layer, logits with argmax, step hand-over) captured as a graph and
-// replayed: the token and position live in device memory (LlmStepState) and the
-// step's last kernel advances them, so the same graph serves every step and
-// greedy decoding runs many steps without the host in between.
+// replayed. The token and position live in device memory (LlmStepState) and the
+// step's last kernel advances them, so one graph serves every step and greedy
+// decoding runs many steps without the host in between.
+//
+// Prefill: a prompt runs in batches through tensor-core products (llm_gemm.cu)
+// whose weight tiles are dequantized in shared memory; the last token's logits
+// come from the decode logits kernel.
 
 #include <cstdint>
 #include <functional>
@@ -23,14 +28,18 @@
 namespace nvhcq::llm {
 
 struct GpuLlamaOptions {
-  int context = 4096;        // KV cache positions
-  int attention_splits = 0;  // blocks per KV head in decode attention (0: from the SM count)
+  int context = 4096;         // KV cache positions
+  int attention_splits = 0;   // decode attention blocks per KV head (0: from the SM count)
   int matvec_blocks_per_sm = 2;
+  int prefill_batch = 512;    // tokens per prefill pass
+  // Run prompts through the batched tensor-core path (when every matrix of the
+  // model has one); otherwise, or when false, token by token like decode.
+  bool batched_prefill = true;
 };
 
-// One launch of a decode step, named by what it computes (for --profile).
+// One launch, named by what it computes (for --profile).
 struct StepLaunch {
-  std::string what;  // "embed", "qkv", "attention", "wo", "ffn_gate_up", "ffn_down", "logits", "step"
+  std::string what;  // "embed", "qkv", "attention", "wo", "ffn_gate_up", "ffn_down", "logits", "step", ...
   const gpu::Kernel* kernel;
   gpu::KernelArgs args;
   gpu::LaunchDims dims;
@@ -59,10 +68,12 @@ class GpuLlama {
   void reset() { pos_ = 0; }
   // Drops positions from n on.
   void truncate(int n);
+  // Whether prompts take the batched tensor-core path.
+  bool batched_prefill() const { return prefill_ok_; }
 
   // Runs `tokens` at positions position() onwards; the last one's logits stay on
   // the GPU for logits() and greedy_token(). UsageError when they do not fit the
-  // context or a token is outside the vocabulary.
+  // context or a token is outside the vocabulary (nothing runs then).
   void forward(std::span<const int32_t> tokens);
   // The logits of the last token run (n_vocab floats).
   void logits(std::vector<float>& out);
@@ -91,28 +102,33 @@ class GpuLlama {
   std::vector<KernelClassTime> profile_decode(int steps);
 
  private:
-  void build_step();
-  void add_matvec(const std::string& what, const std::vector<const GpuMatrix*>& segments,
-                  const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out,
-                  const std::string& epilogue);
-  uint64_t push_job(const void* job, size_t bytes);
+  struct Scratch;  // device addresses of the work buffers
+
+  void check_tokens(std::span<const int32_t> tokens, int count) const;
+  void build_decode_step();
+  void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
+                  const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
+                  const std::string& epilogue) const;
+  void add_gemm(std::vector<StepLaunch>& out, const std::string& what, const GpuMatrix& w, const GpuMatrix* up,
+                uint64_t x, uint64_t y, int ldy, uint64_t bias, int n, const std::string& epilogue) const;
+  std::vector<StepLaunch> prefill_launches(int n) const;
+  void prefill(std::span<const int32_t> tokens);
   void write_state(int32_t token, int32_t pos);
-  void run_step_graph();
+  void launch_all(const std::vector<StepLaunch>& launches);
 
   ModelConfig config_;
   gpu::Accelerator& acc_;
   GpuLlamaOptions options_;
-  LlmKernels kernels_;
+  mutable LlmKernels kernels_;
   std::unique_ptr<GpuWeights> weights_;
   int pos_ = 0;
   int splits_ = 1;
   uint64_t kv_bytes_ = 0;
+  bool prefill_ok_ = false;
+  bool prefill_bf16_ = false;
 
-  std::unique_ptr<gpu::DeviceMemory> kv_, scratch_, jobs_;
-  std::vector<uint8_t> job_bytes_;  // host copy of the job area, uploaded once
-  // Device addresses in scratch_.
-  uint64_t state_ = 0, x_ = 0, qkv_ = 0, attn_ = 0, h_ = 0, gate_ = 0, up_ = 0, logits_ = 0;
-  uint64_t partial_ = 0, counters_ = 0, history_ = 0, inv_freq_ = 0;
+  std::unique_ptr<gpu::DeviceMemory> kv_, scratch_, batch_;
+  std::unique_ptr<Scratch> s_;
 
   std::vector<StepLaunch> step_;
   std::unique_ptr<gpu::Graph> graph_;

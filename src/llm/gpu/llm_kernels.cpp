@@ -23,6 +23,10 @@ const gpu::Kernel& LlmKernels::matvec(int act_kind, const std::string& epilogue)
   return get("llm_matvec.cu", std::string("matvec_") + act_kind_name(act_kind) + "_" + epilogue);
 }
 
+const gpu::Kernel& LlmKernels::gemm(bool bf16, const std::string& epilogue) {
+  return get("llm_gemm.cu", std::string("gemm_w_") + (bf16 ? "bf16_" : "f16_") + epilogue);
+}
+
 const gpu::Kernel& LlmKernels::get(const std::string& file, const std::string& name) {
   auto it = kernels_.find(name);
   if (it != kernels_.end()) return *it->second;

@@ -17,10 +17,14 @@ class LlmKernels {
   // matvec_<act>_<epilogue>; act is an LlmActKind, epilogue "store", "add",
   // "swiglu" or "logits".
   const gpu::Kernel& matvec(int act_kind, const std::string& epilogue);
-  const gpu::Kernel& attention_decode() { return get("llm_attention.cu", "attention_decode"); }
+  // gemm_w_<f16|bf16>_<store|add|swiglu> (prefill products).
+  const gpu::Kernel& gemm(bool bf16, const std::string& epilogue);
+  const gpu::Kernel& attention() { return get("llm_attention.cu", "attention"); }
+  const gpu::Kernel& rope_kv_store() { return get("llm_attention.cu", "rope_kv_store"); }
   const gpu::Kernel& embed_tokens() { return get("llm_step.cu", "embed_tokens"); }
   const gpu::Kernel& finish_step() { return get("llm_step.cu", "finish_step"); }
   const gpu::Kernel& swiglu() { return get("llm_step.cu", "swiglu_f32"); }
+  const gpu::Kernel& rmsnorm_rows() { return get("llm_step.cu", "rmsnorm_rows"); }
 
  private:
   const gpu::Kernel& get(const std::string& file, const std::string& name);

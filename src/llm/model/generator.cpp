@@ -28,22 +28,20 @@ std::string GenerationStats::stop_reason() const {
   return "?";
 }
 
-GenerationStats generate(LlamaModel& model, KvCache& cache, cpu::ThreadPool& pool, Sampler& sampler,
-                         std::span<const int32_t> prompt, const GenerationOptions& options,
-                         const std::function<bool(int32_t)>& on_token) {
+GenerationStats generate(Decoder& decoder, Sampler& sampler, std::span<const int32_t> prompt,
+                         const GenerationOptions& options, const std::function<bool(int32_t)>& on_token) {
   if (prompt.empty()) throw UsageError("the prompt has no tokens");
   GenerationStats stats;
-  std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
-  model.forward(prompt, cache, pool, logits);
+  decoder.forward(prompt);
   stats.prompt_seconds = seconds_since(t0);
   stats.prompt_tokens = static_cast<int>(prompt.size());
   for (int32_t id : prompt) sampler.accept(id);
 
-  const int limit = options.max_tokens < 0 ? cache.capacity() : options.max_tokens;
+  const int limit = options.max_tokens < 0 ? decoder.capacity() : options.max_tokens;
   t0 = std::chrono::steady_clock::now();
   while (stats.generated_tokens < limit) {
-    const int32_t token = sampler.sample(logits);
+    const int32_t token = decoder.choose(sampler);
     sampler.accept(token);
     if (options.is_end && options.is_end(token)) {
       stats.stop = GenerationStats::Stop::kEndToken;
@@ -55,15 +53,22 @@ GenerationStats generate(LlamaModel& model, KvCache& cache, cpu::ThreadPool& poo
       break;
     }
     if (stats.generated_tokens == limit) break;  // the last token needs no forward pass
-    if (cache.size() >= cache.capacity()) {
+    if (decoder.position() >= decoder.capacity()) {
       stats.stop = GenerationStats::Stop::kContextFull;
       break;
     }
-    model.forward(std::span<const int32_t>(&token, 1), cache, pool, logits);
+    decoder.forward(std::span<const int32_t>(&token, 1));
     ++stats.decode_passes;
   }
   stats.decode_seconds = seconds_since(t0);
   return stats;
+}
+
+GenerationStats generate(LlamaModel& model, KvCache& cache, cpu::ThreadPool& pool, Sampler& sampler,
+                         std::span<const int32_t> prompt, const GenerationOptions& options,
+                         const std::function<bool(int32_t)>& on_token) {
+  CpuDecoder decoder(model, cache, pool);
+  return generate(decoder, sampler, prompt, options, on_token);
 }
 
 }  // namespace nvhcq::llm

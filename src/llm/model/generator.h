@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cpu/thread_pool.h"
+#include "llm/model/decoder.h"
 #include "llm/model/llama_model.h"
 #include "llm/sampler/sampler.h"
 
@@ -39,8 +40,12 @@ struct GenerationStats {
   std::string stop_reason() const;
 };
 
-// Runs generation from `prompt` (at least one token) on an empty or partly filled
-// cache. `on_token` gets each generated token and returns false to stop.
+// Runs generation from `prompt` (at least one token) on whatever the decoder
+// holds already. `on_token` gets each generated token and returns false to stop.
+GenerationStats generate(Decoder& decoder, Sampler& sampler, std::span<const int32_t> prompt,
+                         const GenerationOptions& options, const std::function<bool(int32_t)>& on_token);
+
+// The same on the CPU, on an empty or partly filled cache.
 GenerationStats generate(LlamaModel& model, KvCache& cache, cpu::ThreadPool& pool, Sampler& sampler,
                          std::span<const int32_t> prompt, const GenerationOptions& options,
                          const std::function<bool(int32_t)>& on_token);

@@ -1,0 +1,184 @@
+// Activation preparation for matrix-vector products, by a whole block: the
+// input vector, RMS-normalized when asked, quantized into shared memory the way
+// the CPU path quantizes it (llm_formats.cuh names the kinds).
+#pragma once
+
+#include "llm_device.cuh"
+
+// Where the prepared activations are in shared memory.
+struct ActView {
+  const int8_t* q;    // int8 values (q8 kinds)
+  const float* d;     // per group (q8x32) or per 256 (q8k)
+  const float* s;     // q8x32: f16(d * sum), Q8_1's s
+  const int* sum;     // q8x32: per group sums; q8k: per 16 sums
+  const uint16_t* h;  // f16 / bf16 values
+  const float* f;     // f32 values
+};
+
+// 1 / sqrt(mean(x^2) + eps), the sum of squares in double as on the CPU.
+template <int kThreads>
+__device__ float block_rms_scale(const float* x, int n, float eps, double* red) {
+  double ss = 0.0;
+  for (int i = threadIdx.x * 4; i < n; i += kThreads * 4) {
+    const float4 v = *(const float4*)(x + i);
+    ss += (double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z + (double)v.w * v.w;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  double total = 0.0;
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) total += red[w];
+  __syncthreads();
+  return (float)(1.0 / sqrt(total / n + (double)eps));
+}
+
+// Four consecutive inputs from i, normalized as the CPU does: (x * scale) * w.
+__device__ __forceinline__ float4 act_values4(const float* x, const float* norm, float scale, int i) {
+  float4 v = *(const float4*)(x + i);
+  if (norm) {
+    const float4 w = *(const float4*)(norm + i);
+    v.x = __fmul_rn(__fmul_rn(v.x, scale), w.x);
+    v.y = __fmul_rn(__fmul_rn(v.y, scale), w.y);
+    v.z = __fmul_rn(__fmul_rn(v.z, scale), w.z);
+    v.w = __fmul_rn(__fmul_rn(v.w, scale), w.w);
+  }
+  return v;
+}
+
+__device__ __forceinline__ uint32_t pack_i8x4(int a, int b, int c, int d) {
+  return (uint32_t)(a & 0xff) | ((uint32_t)(b & 0xff) << 8) | ((uint32_t)(c & 0xff) << 16) | ((uint32_t)d << 24);
+}
+
+// ggml's Q8_0/Q8_1: per group of 32, d = amax / 127, q = round(x / d). Eight
+// lanes share a group (four values each), so a warp does four groups at once.
+template <int kThreads>
+__device__ void prep_q8x32(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
+  const int groups = cols / LLM_GROUP;
+  int8_t* q = (int8_t*)smem;
+  float* d = (float*)(smem + cols);
+  float* s = d + groups;
+  int* sum = (int*)(s + groups);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int base = warp * 128; base < cols; base += kThreads * 4) {
+    const int i = base + 4 * lane;
+    const bool here = i < cols;  // groups end on 8-lane boundaries: all or none of them
+    const float4 val = here ? act_values4(x, norm, scale, i) : make_float4(0.f, 0.f, 0.f, 0.f);
+    float amax = fmaxf(fmaxf(fabsf(val.x), fabsf(val.y)), fmaxf(fabsf(val.z), fabsf(val.w)));
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    const float dd = amax / 127.0f;
+    const float id = dd != 0.0f ? 1.0f / dd : 0.0f;
+    const int q0 = (int)roundf(__fmul_rn(val.x, id)), q1 = (int)roundf(__fmul_rn(val.y, id));
+    const int q2 = (int)roundf(__fmul_rn(val.z, id)), q3 = (int)roundf(__fmul_rn(val.w, id));
+    int total = q0 + q1 + q2 + q3;
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
+    if (here) {
+      *(uint32_t*)(q + i) = pack_i8x4(q0, q1, q2, q3);
+      if ((lane & 7) == 0) {
+        const int g = i / LLM_GROUP;
+        d[g] = half_to_float(float_to_half(dd));
+        s[g] = half_to_float(float_to_half(__fmul_rn((float)total, dd)));
+        sum[g] = total;
+      }
+    }
+  }
+  v->q = q;
+  v->d = d;
+  v->s = s;
+  v->sum = sum;
+}
+
+// ggml's Q8_K: per 256, the signed value of largest magnitude (the first on
+// ties) sets iscale = -127 / max; q = min(127, rint(iscale * x)); d = 1 / iscale;
+// plus the sums of each 16. One warp per super-block, eight values per lane.
+template <int kThreads>
+__device__ void prep_q8k(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
+  const int supers = cols / LLM_SUPER;
+  int8_t* q = (int8_t*)smem;
+  float* d = (float*)(smem + cols);
+  int* bsum = (int*)(d + supers);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int sb = warp; sb < supers; sb += kThreads / 32) {
+    const int i = sb * LLM_SUPER + 8 * lane;
+    const float4 a = act_values4(x, norm, scale, i), b = act_values4(x, norm, scale, i + 4);
+    const float vals[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    // (|x| bits << 32) | ~index: the largest magnitude, the smallest index among equals.
+    unsigned long long key = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const unsigned long long k =
+          ((unsigned long long)__float_as_uint(fabsf(vals[j])) << 32) | (0xffffffffu - (uint32_t)(8 * lane + j));
+      key = k > key ? k : key;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const unsigned long long other = __shfl_xor_sync(0xffffffffu, key, o);
+      key = other > key ? other : key;
+    }
+    const int best = (int)(0xffffffffu - (uint32_t)(key & 0xffffffffu));
+    float mine = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) mine = (j == (best & 7)) ? vals[j] : mine;
+    const float max = __shfl_sync(0xffffffffu, mine, best >> 3);
+    if ((key >> 32) == 0) {  // all zero
+      *(uint2*)(q + i) = make_uint2(0, 0);
+      if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = 0;
+      if (lane == 0) d[sb] = 0.0f;
+      continue;
+    }
+    const float iscale = -127.0f / max;
+    int qi[8];
+    int part = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int t = __float2int_rn(__fmul_rn(iscale, vals[j]));
+      qi[j] = t < 127 ? t : 127;
+      part += qi[j];
+    }
+    *(uint2*)(q + i) = make_uint2(pack_i8x4(qi[0], qi[1], qi[2], qi[3]), pack_i8x4(qi[4], qi[5], qi[6], qi[7]));
+    // A sub-block of 16 is two lanes.
+    part += __shfl_xor_sync(0xffffffffu, part, 1);
+    if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = part;
+    if (lane == 0) d[sb] = 1.0f / iscale;
+  }
+  v->q = q;
+  v->d = d;
+  v->sum = bsum;
+}
+
+template <int kThreads>
+__device__ void prep_half(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v,
+                          bool bf16) {
+  uint16_t* h = (uint16_t*)smem;
+  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) {
+    const float4 val = act_values4(x, norm, scale, i);
+    const float f[4] = {val.x, val.y, val.z, val.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) h[i + j] = bf16 ? float_to_bf16(f[j]) : float_to_half(f[j]);
+  }
+  v->h = h;
+}
+
+template <int kThreads>
+__device__ void prep_f32(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
+  float* f = (float*)smem;
+  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) *(float4*)(f + i) = act_values4(x, norm, scale, i);
+  v->f = f;
+}
+
+// The block's activations of kind kAct in shared memory (callers sync after).
+template <int kAct, int kThreads>
+__device__ ActView prepare_activations(const float* x, const float* norm, float eps, int cols, uint8_t* smem,
+                                       double* red) {
+  const float scale = norm ? block_rms_scale<kThreads>(x, cols, eps, red) : 1.0f;
+  ActView a;
+  if (kAct == kActQ8x32) prep_q8x32<kThreads>(x, norm, scale, cols, smem, &a);
+  if (kAct == kActQ8K) prep_q8k<kThreads>(x, norm, scale, cols, smem, &a);
+  if (kAct == kActF16) prep_half<kThreads>(x, norm, scale, cols, smem, &a, false);
+  if (kAct == kActBF16) prep_half<kThreads>(x, norm, scale, cols, smem, &a, true);
+  if (kAct == kActF32) prep_f32<kThreads>(x, norm, scale, cols, smem, &a);
+  return a;
+}

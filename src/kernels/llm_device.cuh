@@ -1,0 +1,57 @@
+// Device helpers the LLM kernels share: streaming loads, L2 prefetches and warp
+// reductions.
+#pragma once
+
+#include "llm_formats.cuh"
+
+// Weights are read once per token: keep them out of L1.
+__device__ __forceinline__ uint4 load_stream16(const void* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+__device__ __forceinline__ uint2 load_stream8(const void* p) {
+  uint2 v;
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ uint32_t load_stream4(const void* p) {
+  uint32_t v;
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ uint32_t load_stream2(const void* p) {
+  unsigned short v;
+  asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+
+// Asks L2 for `rows` consecutive rows of a matrix (all its arrays), one
+// 128-byte line per lane access, so they are on their way while the block does
+// other work.
+__device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int rows) {
+  const int lane = threadIdx.x & 31;
+  const uint64_t arrays[4] = {m.qs, m.qh, m.scales, m.super};
+#pragma unroll
+  for (int a = 0; a < 4; ++a) {
+    const uint64_t bytes = llm_row_bytes(m.format, m.cols, a) * (uint64_t)rows;
+    if (bytes == 0) continue;
+    const char* p = (const char*)arrays[a] + (size_t)r * llm_row_bytes(m.format, m.cols, a);
+    for (uint64_t off = (uint64_t)lane * 128; off < bytes; off += 32 * 128) {
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
+    }
+  }
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}

@@ -1,0 +1,244 @@
+// The launches of a decode step and of a prefill batch: which kernels, with
+// which jobs (passed by value) and grids.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "base/error.h"
+#include "kernels/llm_jobs.cuh"
+#include "llm/gpu/gpu_llama.h"
+#include "llm/gpu/gpu_scratch.h"
+
+namespace nvhcq::llm {
+namespace {
+
+constexpr uint32_t kMatvecThreads = 256;
+constexpr uint32_t kMatvecWarps = kMatvecThreads / 32;
+// Matrix-vector blocks stay within the shared memory every launch may use
+// without an opt-in.
+constexpr uint32_t kMaxDynamicShared = 48 * 1024;
+// Prefill products (llm_gemm.cu): threads, tile, shared memory.
+constexpr uint32_t kGemmThreads = 128;
+constexpr uint32_t kGemmRows = 128;
+constexpr uint32_t kGemmTokens = 64;
+constexpr uint32_t kGemmShared = 48 * 1024;
+
+// Rows a warp of a matrix-vector kernel takes at once: about eight 16-byte
+// loads in flight per lane, whatever the row length (see llm_matvec.cu).
+int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments) {
+  const LlmGpuMatrix& m = *segments.front();
+  const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
+  const uint64_t loads = plain ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512
+                               : (static_cast<uint64_t>(m.cols) / LLM_GROUP + 31) / 32;
+  int r = loads <= 2 ? 4 : loads <= 4 ? 2 : 1;
+  auto divides = [&](int k) {
+    return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
+  };
+  while (r > 1 && !divides(r)) r /= 2;
+  return r;
+}
+
+}  // namespace
+
+void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
+                          const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
+                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue) const {
+  // Segments that pair with the same activation format share a launch.
+  size_t first = 0;
+  uint64_t out_at = out_va;
+  const bool swiglu = epilogue == "swiglu";
+  while (first < segments.size()) {
+    const int kind = llm_act_kind(segments[first]->desc.format);
+    size_t last = first + 1;
+    while (last < segments.size() && llm_act_kind(segments[last]->desc.format) == kind &&
+           last - first < LLM_MAX_SEGMENTS) {
+      ++last;
+    }
+    LlmMatvecJob job{};
+    job.segments = static_cast<int32_t>(last - first);
+    job.cols = segments[first]->desc.cols;
+    std::vector<const LlmGpuMatrix*> descs;
+    int32_t rows = 0;
+    for (size_t s = first; s < last; ++s) {
+      job.m[s - first] = segments[s]->desc;
+      job.bias[s - first] = s < biases.size() ? biases[s] : 0;
+      if (segments[s]->desc.cols != job.cols) throw FormatError("matrices sharing an input differ in width");
+      descs.push_back(&segments[s]->desc);
+      rows += segments[s]->desc.rows;
+    }
+    job.rows = swiglu ? segments[first]->desc.rows : rows;
+    job.in = in;
+    job.norm = norm;
+    job.out = out_at;
+    job.state = s_->state;
+    job.eps = config_.rms_eps;
+    job.rows_per_warp = rows_per_warp(descs);
+    const uint32_t smem = llm_act_smem_bytes(kind, job.cols);
+    if (smem > kMaxDynamicShared) {
+      throw FormatError("'" + segments[first]->name + "': rows of " + std::to_string(job.cols) + " " +
+                        act_kind_name(kind) + " activations exceed the GPU kernel's shared memory");
+    }
+    gpu::LaunchDims d;
+    d.block[0] = kMatvecThreads;
+    const uint64_t tasks = static_cast<uint64_t>(job.rows) / job.rows_per_warp;
+    d.grid[0] = static_cast<uint32_t>(std::clamp<uint64_t>(
+        (tasks + kMatvecWarps - 1) / kMatvecWarps, 1, static_cast<uint64_t>(acc_.sm_count()) * options_.matvec_blocks_per_sm));
+    d.dynamic_shared_bytes = smem;
+    out.push_back(StepLaunch{what, &kernels_.matvec(kind, epilogue), gpu::KernelArgs().add(job), d});
+    out_at += 4ull * rows;
+    first = last;
+  }
+}
+
+void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what, const GpuMatrix& w, const GpuMatrix* up,
+                        uint64_t x, uint64_t y, int ldy, uint64_t bias, int n, const std::string& epilogue) const {
+  LlmGemmJob job{};
+  job.w[0] = w.desc;
+  if (up != nullptr) job.w[1] = up->desc;
+  job.x = x;
+  job.y = y;
+  job.bias = bias;
+  job.n_tokens = n;
+  job.ldy = ldy;
+  gpu::LaunchDims d;
+  d.block[0] = kGemmThreads;
+  const uint32_t rows_per_cta = up != nullptr ? kGemmRows / 2 : kGemmRows;
+  d.grid[0] = (static_cast<uint32_t>(w.desc.rows) + rows_per_cta - 1) / rows_per_cta;
+  d.grid[1] = (static_cast<uint32_t>(n) + kGemmTokens - 1) / kGemmTokens;
+  d.dynamic_shared_bytes = kGemmShared;
+  out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue), gpu::KernelArgs().add(job), d});
+}
+
+namespace {
+
+LlmAttentionJob attention_job(const ModelConfig& c, uint64_t k_cache, uint64_t v_cache, int context, int splits) {
+  LlmAttentionJob j{};
+  j.k_cache = k_cache;
+  j.v_cache = v_cache;
+  j.n_head = static_cast<int32_t>(c.n_head);
+  j.n_kv = static_cast<int32_t>(c.n_head_kv);
+  j.head_dim = static_cast<int32_t>(c.head_dim);
+  j.n_rot = static_cast<int32_t>(c.n_rot);
+  j.capacity = context;
+  j.neox = c.rope_style == RopeStyle::kNeox ? 1 : 0;
+  j.splits = splits;
+  j.qkv_stride = static_cast<int32_t>(c.q_dim() + 2 * c.kv_dim());
+  j.out_stride = static_cast<int32_t>(c.q_dim());
+  j.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  return j;
+}
+
+}  // namespace
+
+void GpuLlama::build_decode_step() {
+  const ModelConfig& c = config_;
+  const GpuWeights& w = *weights_;
+  step_.clear();
+  gpu::LaunchDims one_block;
+  one_block.block[0] = 256;
+  step_.push_back(StepLaunch{"embed", &kernels_.embed_tokens(),
+                             gpu::KernelArgs().add(w.token_embd.desc).ptr(s_->state + offsetof(LlmStepState, token))
+                                 .add(1).ptr(s_->x),
+                             one_block});
+  const uint64_t layer_kv = 2ull * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    const GpuLayer& L = w.layers[l];
+    add_matvec(step_, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store");
+
+    LlmAttentionJob aj = attention_job(c, kv_->va() + l * layer_kv, kv_->va() + l * layer_kv + layer_kv / 2,
+                                       options_.context, splits_);
+    aj.qkv = s_->qkv;
+    aj.out = s_->attn;
+    aj.rope = s_->rope;
+    aj.state = s_->state;
+    aj.partial = s_->partial;
+    aj.counters = s_->counters;
+    aj.append = 1;
+    gpu::LaunchDims ad;
+    ad.block[0] = LLM_ATTN_THREADS;
+    ad.grid[0] = c.n_head_kv;
+    ad.grid[1] = static_cast<uint32_t>(splits_);
+    step_.push_back(StepLaunch{"attention", &kernels_.attention(), gpu::KernelArgs().add(aj), ad});
+
+    add_matvec(step_, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add");
+    if (llm_act_kind(L.gate.desc.format) == llm_act_kind(L.up.desc.format)) {
+      add_matvec(step_, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu");
+    } else {
+      add_matvec(step_, "ffn_gate_up", {&L.gate}, {}, s_->x, L.ffn_norm, s_->gate, "store");
+      add_matvec(step_, "ffn_gate_up", {&L.up}, {}, s_->x, L.ffn_norm, s_->up, "store");
+      gpu::LaunchDims sd;
+      sd.block[0] = 256;
+      sd.grid[0] = (c.n_ff + 255) / 256;
+      step_.push_back(StepLaunch{"ffn_gate_up", &kernels_.swiglu(),
+                                 gpu::KernelArgs().ptr(s_->gate).ptr(s_->up).ptr(s_->h).add(static_cast<int32_t>(c.n_ff)),
+                                 sd});
+    }
+    add_matvec(step_, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add");
+  }
+  add_matvec(step_, "logits", {&w.output}, {}, s_->x, w.output_norm, s_->logits, "logits");
+  gpu::LaunchDims fd;
+  step_.push_back(StepLaunch{"step", &kernels_.finish_step(), gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(1), fd});
+}
+
+std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
+  const ModelConfig& c = config_;
+  const GpuWeights& w = *weights_;
+  std::vector<StepLaunch> out;
+  const int d_model = static_cast<int>(c.n_embd), q_dim = static_cast<int>(c.q_dim());
+  const int kv_dim = static_cast<int>(c.kv_dim()), ff = static_cast<int>(c.n_ff);
+  const int qkv_ld = q_dim + 2 * kv_dim;
+  const int bf16 = prefill_bf16_ ? 1 : 0;
+
+  gpu::LaunchDims per_token;
+  per_token.grid[0] = static_cast<uint32_t>(n);
+  per_token.block[0] = 256;
+  out.push_back(StepLaunch{"embed", &kernels_.embed_tokens(),
+                           gpu::KernelArgs().add(w.token_embd.desc).ptr(s_->batch_token_ids).add(n).ptr(s_->batch_x),
+                           per_token});
+  const uint64_t layer_kv = 2ull * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    const GpuLayer& L = w.layers[l];
+    out.push_back(StepLaunch{"norm", &kernels_.rmsnorm_rows(),
+                             gpu::KernelArgs().ptr(s_->batch_x).ptr(L.attn_norm).ptr(s_->batch_xn).add(d_model)
+                                 .add(c.rms_eps).add(bf16),
+                             per_token});
+    add_gemm(out, "qkv", L.wq, nullptr, s_->batch_xn, s_->batch_qkv, qkv_ld, L.bq, n, "store");
+    add_gemm(out, "qkv", L.wk, nullptr, s_->batch_xn, s_->batch_qkv + 4ull * q_dim, qkv_ld, L.bk, n, "store");
+    add_gemm(out, "qkv", L.wv, nullptr, s_->batch_xn, s_->batch_qkv + 4ull * (q_dim + kv_dim), qkv_ld, L.bv, n,
+             "store");
+
+    LlmAttentionJob aj = attention_job(c, kv_->va() + l * layer_kv, kv_->va() + l * layer_kv + layer_kv / 2,
+                                       options_.context, 1);
+    aj.qkv = s_->batch_qkv;
+    aj.out = s_->batch_attn;
+    aj.out_f16 = prefill_bf16_ ? 2 : 1;  // the next product's input type
+    aj.rope = s_->rope;
+    aj.state = s_->state;
+    aj.append = 0;
+    gpu::LaunchDims kv_store;
+    kv_store.grid[0] = static_cast<uint32_t>(n);
+    kv_store.block[0] = LLM_ATTN_THREADS;
+    out.push_back(StepLaunch{"attention", &kernels_.rope_kv_store(), gpu::KernelArgs().add(aj), kv_store});
+    gpu::LaunchDims ad;
+    ad.block[0] = LLM_ATTN_THREADS;
+    ad.grid[0] = c.n_head_kv;
+    ad.grid[2] = static_cast<uint32_t>(n);
+    out.push_back(StepLaunch{"attention", &kernels_.attention(), gpu::KernelArgs().add(aj), ad});
+
+    add_gemm(out, "wo", L.wo, nullptr, s_->batch_attn, s_->batch_x, d_model, 0, n, "add");
+    out.push_back(StepLaunch{"norm", &kernels_.rmsnorm_rows(),
+                             gpu::KernelArgs().ptr(s_->batch_x).ptr(L.ffn_norm).ptr(s_->batch_xn).add(d_model)
+                                 .add(c.rms_eps).add(bf16),
+                             per_token});
+    add_gemm(out, "ffn_gate_up", L.gate, &L.up, s_->batch_xn, s_->batch_h, ff, 0, n, "swiglu");
+    add_gemm(out, "ffn_down", L.down, nullptr, s_->batch_h, s_->batch_x, d_model, 0, n, "add");
+  }
+  add_matvec(out, "logits", {&w.output}, {}, s_->batch_x + 4ull * (n - 1) * d_model, w.output_norm, s_->logits,
+             "logits");
+  gpu::LaunchDims fd;
+  out.push_back(StepLaunch{"step", &kernels_.finish_step(), gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(n), fd});
+  return out;
+}
+
+}  // namespace nvhcq::llm
