@@ -70,6 +70,7 @@ inline const char* shim_source() {
 #include <math.h>
 #include <string.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <type_traits>
 #include <utility>
 struct uint4 { unsigned x, y, z, w; };
@@ -307,7 +308,9 @@ class EmuAccelerator final : public gpu::Accelerator {
  public:
   std::string backend() const override { return "emu"; }
   std::string device_name() const override { return "host emulator"; }
-  std::string arch() const override { return "emu"; }
+  // Reports a Hopper, so the backend plans what it plans there (the tensor-core
+  // GEMM included: EmuLoader runs a reference kernel with the same interface).
+  std::string arch() const override { return "sm_90"; }
   uint32_t sm_count() const override { return 4; }
   uint64_t memory_bytes() const override { return uint64_t{1} << 34; }
   std::unique_ptr<gpu::DeviceMemory> alloc(size_t bytes) override {
@@ -372,6 +375,26 @@ class EmuAccelerator final : public gpu::Accelerator {
   uint64_t allocated_ = 0, launches_ = 0, replays_ = 0;
 };
 
+// The tensor-core GEMM kernels (gemm_mma.cu: inline PTX) cannot run on the host;
+// in their place the emulator runs this reference with the same interface
+// (C, A, B, M, N, K; row-major f16/bf16, f32 sums rounded once), so the planning
+// and arguments of the dense-GEMM path are still checked.
+inline std::string reference_gemm_source(const std::string& entry) {
+  const bool bf16 = entry.find("bf16") != std::string::npos;
+  const std::string load = bf16 ? "nvt_bf2f" : "nvt_h2f", store = bf16 ? "nvt_f2bf" : "nvt_f2h";
+  return "#include \"tensor_common.cuh\"\n"
+         "extern \"C\" __global__ void " + entry +
+         "(unsigned short* C, const unsigned short* A, const unsigned short* B, int M, int N, int K) {\n"
+         "  const long long total = (long long)M * N;\n"
+         "  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {\n"
+         "    const long long i = e / N, j = e % N;\n"
+         "    float acc = 0.0f;\n"
+         "    for (int k = 0; k < K; ++k) acc += " + load + "(A[i * K + k]) * " + load + "(B[(long long)k * N + j]);\n"
+         "    C[e] = " + store + "(acc);\n"
+         "  }\n"
+         "}\n";
+}
+
 // Compiles each (source, entry) once per process, the missing ones of a batch in parallel.
 class EmuLoader final : public tensor::KernelLoader {
  public:
@@ -393,8 +416,10 @@ class EmuLoader final : public tensor::KernelLoader {
       workers.emplace_back([&] {
         for (size_t j = next++; j < missing.size(); j = next++) {
           try {
-            tensor::dump_kernel_source(*specs[missing[j]]);
-            built[j] = compile_emu_kernel(specs[missing[j]]->source, specs[missing[j]]->entry);
+            const tensor::LaunchSpec& spec = *specs[missing[j]];
+            tensor::dump_kernel_source(spec);
+            const std::string source = spec.file == "gemm_mma.cu" ? reference_gemm_source(spec.entry) : spec.source;
+            built[j] = compile_emu_kernel(source, spec.entry);
           } catch (...) {
             errors[j] = std::current_exception();
           }

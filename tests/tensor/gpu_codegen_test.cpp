@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,12 +36,11 @@ struct Lowered {
 };
 
 // Plans the graph behind `outs` as GpuBackend::execute does and generates every kernel.
-Lowered lower(const std::vector<Tensor>& outs) {
+Lowered lower(const std::vector<Tensor>& outs, KernelTarget target = {}) {
   std::vector<NodePtr> bases;
   for (const auto& t : outs) bases.push_back(base_of(t.node()));
   Schedule s = build_schedule(bases);
-  Lowered l{plan_fusion(s), {}, {}};
-  KernelTarget target;
+  Lowered l{plan_fusion(s, target), {}, {}};
   for (const auto& k : l.plan.kernels) {
     l.kinds.push_back(k.kind);
     if (numel(k.root->shape) > 0) l.specs.push_back(lower_kernel(k, l.plan, target));
@@ -121,6 +121,40 @@ TEST(FusionPlan, LibraryOperands) {
   EXPECT_EQ(p.plan.synthetic.size(), 1u);
   Tensor img = Tensor::randn({1, 2, 6, 6}, 3), w = Tensor::randn({3, 2, 3, 3}, 4);
   EXPECT_EQ(kernels({nn::conv2d(img * 2.0, w)}), 2u);
+}
+
+TEST(FusionPlan, LargeHalfMatmulsGoToTensorCores) {
+  KernelTarget hopper;
+  hopper.tensor_core_gemm = true;
+  auto int_arg = [](const LaunchSpec& s, size_t i) {
+    int32_t v;
+    std::memcpy(&v, s.args.at(i).bytes.data(), 4);
+    return v;
+  };
+  // A linear layer: the weight's transpose is copied once, then one GEMM and the bias.
+  Tensor x = Tensor::randn({256, 512}, 1, DType::kF16), w = Tensor::randn({384, 512}, 2, DType::kF16);
+  Lowered lin = lower({nn::linear(x, w, Tensor::randn({384}, 3, DType::kF16))}, hopper);
+  ASSERT_EQ(lin.specs.size(), 3u);
+  EXPECT_EQ(lin.plan.synthetic.size(), 1u);
+  const LaunchSpec& g = lin.specs[1];
+  EXPECT_EQ(g.file, "gemm_mma.cu");
+  EXPECT_EQ(g.entry.rfind("gemm_mma_f16_", 0), 0u) << g.entry;
+  ASSERT_EQ(g.args.size(), 6u);
+  EXPECT_EQ(int_arg(g, 3), 256);
+  EXPECT_EQ(int_arg(g, 4), 384);
+  EXPECT_EQ(int_arg(g, 5), 512);
+  EXPECT_GT(g.dims.dynamic_shared_bytes, 0u);
+  // Batch axes fold into M when B is shared; a row-major B needs no copy.
+  Tensor xb = Tensor::randn({2, 128, 512}, 4, DType::kBF16), b = Tensor::randn({512, 256}, 5, DType::kBF16);
+  Lowered folded = lower({xb.matmul(b)}, hopper);
+  ASSERT_EQ(folded.specs.size(), 1u);
+  EXPECT_EQ(folded.specs[0].entry.rfind("gemm_mma_bf16_", 0), 0u);
+  EXPECT_EQ(int_arg(folded.specs[0], 3), 256);
+  // Not for: a B per batch, f32, small problems, or a target without tensor cores.
+  EXPECT_EQ(lower({xb.matmul(Tensor::randn({2, 512, 256}, 6, DType::kBF16))}, hopper).specs[0].entry, "nvt_matmul_bf16");
+  EXPECT_EQ(lower({x.cast(DType::kF32).matmul(w.cast(DType::kF32).t())}, hopper).specs.back().entry, "nvt_matmul_f32");
+  EXPECT_EQ(lower({x.slice(0, 0, 8).matmul(w.t())}, hopper).specs[0].entry, "nvt_matmul_f16");
+  EXPECT_EQ(lower({xb.matmul(b)}).specs[0].entry, "nvt_matmul_bf16");
 }
 
 TEST(FusionPlan, IndexOpsComputeTheirFusedSources) {
