@@ -100,14 +100,19 @@ void print_bench_setup(const BenchSetup& s) {
   if (!s.profile.empty()) {
     double total = 0.0;
     for (const ProfileEntry& p : s.profile) total += p.microseconds;
-    std::printf("\nper-token decode time by kernel class (%s, %s; launches timed one by one):\n\n", s.model.c_str(),
-                s.backend.c_str());
+    std::printf("\nper-token decode time by kernel class (%s, %s; each launch timed on its own, 64 positions "
+                "in the cache):\n\n",
+                s.model.c_str(), s.backend.c_str());
     std::printf("| kernel class | launches | µs per token | share |\n| --- | ---: | ---: | ---: |\n");
     for (const ProfileEntry& p : s.profile) {
       std::printf("| %s | %d | %.1f | %.1f%% |\n", p.what.c_str(), p.launches, p.microseconds,
                   total > 0 ? 100.0 * p.microseconds / total : 0.0);
     }
-    std::printf("| total | | %.1f | |\n\n", total);
+    std::printf("| total | | %.1f | |\n", total);
+    if (s.step_us > 0) {
+      std::printf("| gaps between launches (a replayed step takes %.1f) | | %.1f | |\n", s.step_us, s.step_us - total);
+    }
+    std::printf("\n");
     std::fflush(stdout);
   }
 }

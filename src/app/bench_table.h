@@ -43,6 +43,7 @@ struct BenchSetup {
   double copy_bandwidth = 0.0;
   size_t step_launches = 0;
   std::vector<ProfileEntry> profile;  // per decode step
+  double step_us = 0.0;               // a replayed decode step (tg), for the profile's gaps
 };
 
 void print_bench_table(const std::vector<BenchRow>& rows);

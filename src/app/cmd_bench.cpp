@@ -169,13 +169,13 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
       gpu.generate_greedy(test_tokens(1, vocab)[0], n);  // returns after the last step
       if (r >= 0) row.seconds.push_back(since(t0));
     }
+    setup.step_us = 1e6 / row.mean_tps();
     rows.push_back(row);
   }
   if (plan.profile) {
     gpu.reset();
-    gpu.forward(test_tokens(1, vocab));
-    const int steps = std::min(32, context - 2);
-    for (const llm::KernelClassTime& k : gpu.profile_decode(steps)) {
+    gpu.forward(test_tokens(64, vocab));  // a context of 64 positions, as mid-way through tg128
+    for (const llm::KernelClassTime& k : gpu.profile_decode(20)) {
       setup.profile.push_back(ProfileEntry{k.what, k.launches, k.microseconds});
     }
   }

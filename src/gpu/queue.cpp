@@ -17,19 +17,30 @@ void put_u64(uint8_t* base, uint32_t off, uint64_t v) { std::memcpy(base + off, 
 
 // Sets the QMD's shared-memory size and the SM carve-out it needs: the smallest
 // configuration that holds it (fewest bytes taken from L1), allowing up to the largest.
-void set_shared_memory(Qmd& q, const hw::ArchParams& arch, uint32_t shared_bytes) {
+// The SM's shared-memory carve-out for a launch: the smallest configuration that
+// holds as many CTAs as registers and threads let an SM run at once (so shared
+// memory never lowers occupancy, and what it does not need stays L1 cache), as
+// the CUDA driver chooses by default.
+void set_shared_memory(Qmd& q, const hw::ArchParams& arch, const Program& p, const LaunchDims& dims) {
   const hw::QmdLayout& l = q.layout();
+  const uint32_t shared_bytes = p.shared_bytes(dims);
   q.set(l.shared_memory_size, shared_bytes);
-  uint32_t chosen = arch.shared_configs_kib.back();
-  for (uint32_t kib : arch.shared_configs_kib) {
-    if (kib != 0 && kib * 1024 >= shared_bytes) {
-      chosen = kib;
-      break;
+  const uint64_t threads = uint64_t{dims.block[0]} * dims.block[1] * dims.block[2];
+  const uint64_t warps = (threads + 31) / 32;
+  const uint64_t regs = std::max<uint32_t>(p.kernel().registers, 1);
+  const uint64_t warp_regs = (regs * 32 + arch.register_alloc_unit - 1) / arch.register_alloc_unit * arch.register_alloc_unit;
+  uint64_t ctas = std::min<uint64_t>(arch.max_ctas_per_sm, arch.max_threads_per_sm / std::max<uint64_t>(warps * 32, 1));
+  ctas = std::min<uint64_t>(ctas, arch.registers_per_sm / std::max<uint64_t>(warp_regs * warps, 1));
+  const uint64_t wanted = std::max<uint64_t>(ctas, 1) * shared_bytes;
+  auto smallest_holding = [&](uint64_t bytes) {
+    for (uint32_t kib : arch.shared_configs_kib) {
+      if (kib != 0 && uint64_t{kib} * 1024 >= bytes) return kib;
     }
-  }
+    return arch.shared_configs_kib.back();
+  };
   // The encoding counts 4 KiB steps, plus one.
-  q.set(l.min_sm_config_shared_mem_size, chosen / 4 + 1);
-  q.set(l.target_sm_config_shared_mem_size, chosen / 4 + 1);
+  q.set(l.min_sm_config_shared_mem_size, smallest_holding(shared_bytes) / 4 + 1);
+  q.set(l.target_sm_config_shared_mem_size, smallest_holding(wanted) / 4 + 1);
   q.set(l.max_sm_config_shared_mem_size, arch.shared_configs_kib.back() / 4 + 1);
 }
 
@@ -152,7 +163,7 @@ PushBuffer ComputeQueue::encode(Device& device) const {
     Qmd qmd = p.qmd_template();
     qmd.set_grid(c.dims.grid[0], c.dims.grid[1], c.dims.grid[2]);
     qmd.set_block(c.dims.block[0], c.dims.block[1], c.dims.block[2]);
-    set_shared_memory(qmd, arch, p.shared_bytes(c.dims));
+    set_shared_memory(qmd, arch, p, c.dims);
     qmd.set(qmd.layout().shader_local_memory_high_size, device.local_memory_per_thread());
     qmd.set_constant_buffer(0, span.va, cbuf_bytes);
     uint8_t* qmd_cpu = span.cpu + cbuf_span;

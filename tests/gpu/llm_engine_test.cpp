@@ -133,14 +133,21 @@ double relative_difference(const std::vector<float>& gpu, const std::vector<floa
   return d / max_abs(cpu);
 }
 
+struct Comparison {
+  double worst = 0.0;        // largest relative logit difference over the prompt and 64 steps
+  int first_difference = 0;  // greedy tokens equal before this step (64: all equal)
+  int differing_choices = 0; // teacher-forced steps where the GPU's argmax is not the CPU's
+};
+
 // The CPU's greedy trajectory from a prompt, with the logits of every step, is
-// the reference. The GPU must (1) give logits within the tolerance for the
-// prompt and for each of the 64 steps when fed the same tokens, choosing the
-// same token at each step unless the CPU's logits of the two choices are within
-// the tolerance of each other (a near tie); and (2) decoding greedily on its own
-// (generate_greedy, no host in the loop) produce the same 64 tokens, where a
-// first difference is allowed only at such a near tie.
-void check_against_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_len, GpuLlamaOptions o = {}) {
+// the reference. Fed the same tokens (teacher forcing), the GPU must give logits
+// within the tolerance at the prompt and at each of the 64 steps, and its own
+// argmax must be the argmax of the logits it returns. Decoding greedily on its
+// own (generate_greedy: no host in the loop) it must produce the CPU's tokens up
+// to the first step where its teacher-forced choice differed -- a step where
+// the CPU's top logits were closer than the two paths' difference -- and that
+// same choice there.
+Comparison compare_with_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_len, GpuLlamaOptions o = {}) {
   cpu::ThreadPool pool(cpu::default_thread_count());
   auto model = LlamaModel::open(model_file(mc));
   const ModelConfig& c = model->config();
@@ -159,57 +166,67 @@ void check_against_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prompt_le
       model->forward(std::vector<int32_t>{cpu_tokens.back()}, cache, pool, cpu_logits.back());
     }
   }
-  auto near_tie = [&](int k, int32_t other) {
-    const std::vector<float>& l = cpu_logits[static_cast<size_t>(k)];
-    return l[static_cast<size_t>(cpu_tokens[static_cast<size_t>(k)])] - l[static_cast<size_t>(other)] <=
-           2.0 * tol * max_abs(l);
-  };
 
   o.context = prompt_len + steps + 1;
   GpuLlama gpu(*model, acc, pool, o);
-
-  // (1) Teacher-forced: the CPU's tokens in, logits compared at every step.
+  Comparison r;
+  r.first_difference = steps;
+  std::vector<int32_t> forced_choice;
   gpu.forward(prompt);
-  double worst = 0.0;
-  int ties = 0;
   std::vector<float> gpu_logits;
   for (int k = 0; k < steps; ++k) {
     gpu.logits(gpu_logits);
     const double d = relative_difference(gpu_logits, cpu_logits[static_cast<size_t>(k)]);
-    worst = std::max(worst, d);
+    r.worst = std::max(r.worst, d);
     EXPECT_LE(d, tol) << "step " << k;
     const int32_t choice = argmax(gpu_logits);
-    EXPECT_EQ(choice, gpu.greedy_token()) << "the GPU's own argmax disagrees with its logits at step " << k;
+    EXPECT_EQ(choice, gpu.greedy_token()) << "the GPU's argmax disagrees with its logits at step " << k;
+    forced_choice.push_back(choice);
     if (choice != cpu_tokens[static_cast<size_t>(k)]) {
-      ++ties;
-      EXPECT_TRUE(near_tie(k, choice)) << "step " << k << ": GPU chose " << choice << ", CPU "
-                                       << cpu_tokens[static_cast<size_t>(k)];
+      ++r.differing_choices;
+      r.first_difference = std::min(r.first_difference, k);
     }
     if (k + 1 < steps) gpu.forward(std::vector<int32_t>{cpu_tokens[static_cast<size_t>(k)]});
   }
-  EXPECT_LE(ties, 4) << "near ties are rare on these models";
-  std::printf("[ logits   ] %s (%s prefill): worst relative difference %.2e (tolerance %.0e), %d near ties in %d steps\n",
-              case_name(mc).c_str(), gpu.batched_prefill() ? "batched" : "stepwise", worst, tol, ties, steps);
 
-  // (2) Free-running greedy decoding on the GPU.
   gpu.reset();
   gpu.forward(prompt);
   std::vector<int32_t> gpu_tokens{gpu.greedy_token()};
   const auto rest = gpu.generate_greedy(gpu_tokens.back(), steps - 1);
   gpu_tokens.insert(gpu_tokens.end(), rest.begin(), rest.end());
   EXPECT_EQ(gpu.position(), prompt_len + steps - 1);
-  int same = 0;
-  while (same < steps && gpu_tokens[static_cast<size_t>(same)] == cpu_tokens[static_cast<size_t>(same)]) ++same;
-  if (same < steps) {
-    EXPECT_TRUE(near_tie(same, gpu_tokens[static_cast<size_t>(same)]))
-        << "greedy tokens differ at step " << same << " without a near tie";
+  const int last_equal = std::min(r.first_difference, steps);
+  for (int k = 0; k < last_equal; ++k) {
+    EXPECT_EQ(gpu_tokens[static_cast<size_t>(k)], cpu_tokens[static_cast<size_t>(k)]) << "greedy step " << k;
   }
-  std::printf("[ greedy   ] %s: %d of %d tokens equal%s\n", case_name(mc).c_str(), same, steps,
-              same < steps ? " (then a near tie)" : "");
+  if (last_equal < steps) {
+    EXPECT_EQ(gpu_tokens[static_cast<size_t>(last_equal)], forced_choice[static_cast<size_t>(last_equal)])
+        << "greedy decoding on the GPU and teacher-forced steps disagree at step " << last_equal;
+  }
+  std::printf("[ vs cpu   ] %-22s %-8s prefill: worst logit difference %.2e (tolerance %.0e); greedy tokens equal "
+              "for %d of %d steps; %d teacher-forced choices differ\n",
+              case_name(mc).c_str(), gpu.batched_prefill() ? "batched" : "stepwise", r.worst, tol, r.first_difference,
+              steps, r.differing_choices);
+  return r;
 }
 
-TEST_P(GpuLlmEngine, MatchesCpuLogitsAndGreedyTokens) {
-  check_against_cpu(*acc_, GetParam().model, 9);
+TEST_P(GpuLlmEngine, MatchesCpuLogitsAndGreedyTokens) { compare_with_cpu(*acc_, GetParam().model, 9); }
+
+// Where the GPU decodes with the CPU's own numerics (the prompt through the
+// decode kernels too), its greedy tokens are the CPU's for all 64 steps on these
+// models: the float sums differ only in order, and no step of these
+// trajectories has top logits that close.
+TEST_P(GpuLlmEngine, GreedyTokensEqualTheCpusFor64Steps) {
+  const ModelCase& mc = GetParam().model;
+  const bool exact_enough = mc.preset == "tiny" && !mc.llama3_rope &&
+                            (mc.ftype == LlamaFtype::ALL_F32 || mc.ftype == LlamaFtype::MOSTLY_F16 ||
+                             mc.ftype == LlamaFtype::MOSTLY_BF16 || mc.ftype == LlamaFtype::MOSTLY_Q8_0 ||
+                             mc.ftype == LlamaFtype::MOSTLY_Q6_K);
+  if (!exact_enough) GTEST_SKIP() << "covered by MatchesCpuLogitsAndGreedyTokens (near ties on this model)";
+  GpuLlamaOptions o;
+  o.batched_prefill = false;
+  const Comparison r = compare_with_cpu(*acc_, mc, 9, o);
+  EXPECT_EQ(r.first_difference, 64);
 }
 
 std::vector<EngineParam> engine_params() {
@@ -242,12 +259,12 @@ TEST_P(GpuLlmAttention, LongPromptsWithOneSplitAndWithMany) {
   const ModelCase mc{"llama", LlamaFtype::MOSTLY_Q8_0};
   GpuLlamaOptions o;
   o.attention_splits = 1;
-  check_against_cpu(*acc_, mc, 300, o);
+  compare_with_cpu(*acc_, mc, 300, o);
   o.attention_splits = 7;
   o.prefill_batch = 64;  // the prompt in five batches
-  check_against_cpu(*acc_, mc, 300, o);
+  compare_with_cpu(*acc_, mc, 300, o);
   o.batched_prefill = false;  // the prompt through the decode graph, token by token
-  check_against_cpu(*acc_, mc, 300, o);
+  compare_with_cpu(*acc_, mc, 300, o);
 }
 
 // The batched prefill against the same prompt run token by token on the GPU:
@@ -320,7 +337,7 @@ TEST_P(GpuLlmErrors, ProfileNamesEveryKernelClass) {
   EXPECT_EQ(names, (std::vector<std::string>{"embed", "qkv", "attention", "wo", "ffn_gate_up", "ffn_down",
                                              "logits", "step"}));
   EXPECT_GT(total, 1.0);
-  EXPECT_EQ(gpu.position(), 7);
+  EXPECT_EQ(gpu.position(), 3) << "profiling leaves the cache as it was";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuLlmErrors, ::testing::Values(EngineParam{"nv", {}}, EngineParam{"cuda", {}}),

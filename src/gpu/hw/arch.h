@@ -45,6 +45,9 @@ struct ArchParams {
   // Registers: 64K per SM, allocated per warp in units of 256.
   uint32_t registers_per_sm = 65536;
   uint32_t register_alloc_unit = 256;
+  // Residency limits of one SM.
+  uint32_t max_threads_per_sm = 2048;
+  uint32_t max_ctas_per_sm = 32;
 };
 
 // Throws Error for an SM version nvhcq has no parameters for.

@@ -157,28 +157,30 @@ std::vector<int32_t> GpuLlama::generate_greedy(int32_t first, int steps) {
   return out;
 }
 
-std::vector<KernelClassTime> GpuLlama::profile_decode(int steps) {
+std::vector<KernelClassTime> GpuLlama::profile_decode(int repeats) {
   std::vector<KernelClassTime> classes;
   std::map<std::string, size_t> index;
   for (const StepLaunch& l : step_) {
     if (index.emplace(l.what, classes.size()).second) classes.push_back(KernelClassTime{l.what, 0, 0.0});
     ++classes[index[l.what]].launches;
   }
-  if (steps <= 0 || pos_ + steps > options_.context) return classes;
+  if (repeats <= 0 || pos_ + 1 > options_.context) return classes;
+  // Each launch of the step on its own: a graph of `repeats` copies, timed on
+  // the GPU. Copies of one launch are idempotent enough for timing (the step
+  // hand-over advances the position; it is put back afterwards).
   write_state(0, pos_);
-  for (int s = 0; s < steps; ++s) {
-    std::vector<gpu::TimePoint> marks;
-    marks.push_back(acc_.record_time());
-    for (const StepLaunch& l : step_) {
-      acc_.launch(*l.kernel, l.args, l.dims);
-      marks.push_back(acc_.record_time());
-    }
+  for (const StepLaunch& l : step_) {
+    acc_.begin_capture();
+    for (int i = 0; i < repeats; ++i) acc_.launch(*l.kernel, l.args, l.dims);
+    std::unique_ptr<gpu::Graph> g = acc_.end_capture();
+    acc_.replay(*g);  // warm: code, constants, caches
+    const gpu::TimePoint t0 = acc_.record_time();
+    acc_.replay(*g);
+    const gpu::TimePoint t1 = acc_.record_time();
     acc_.synchronize();
-    for (size_t i = 0; i < step_.size(); ++i) {
-      classes[index[step_[i].what]].microseconds += 1000.0 * acc_.elapsed_ms(marks[i], marks[i + 1]) / steps;
-    }
+    classes[index[l.what]].microseconds += 1000.0 * acc_.elapsed_ms(t0, t1) / repeats;
+    if (l.what == "step") write_state(0, pos_);
   }
-  pos_ += steps;
   return classes;
 }
 

@@ -96,10 +96,10 @@ class GpuLlama {
   // Waits for everything queued on the GPU.
   void synchronize() { acc_.synchronize(); }
 
-  // Runs `steps` decode steps launch by launch with a GPU time stamp around
-  // each launch; returns the time per step by kernel class (slower than a
-  // replayed step: it shows where the time goes, not the step's speed).
-  std::vector<KernelClassTime> profile_decode(int steps);
+  // The GPU time of each launch of a decode step on its own (a graph of
+  // `repeats` copies of it), summed by kernel class: where a step's time goes.
+  // What a replayed step takes beyond the sum is the gaps between launches.
+  std::vector<KernelClassTime> profile_decode(int repeats);
 
  private:
   struct Scratch;  // device addresses of the work buffers
