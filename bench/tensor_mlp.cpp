@@ -39,7 +39,8 @@ Tensor forward(const std::vector<Layer>& layers, Tensor x) {
   return x;
 }
 
-std::vector<Layer> make_layers(const std::vector<int64_t>& dims, DType t, const std::string& device) {
+std::vector<Layer> make_layers(const std::vector<int64_t>& dims, DType t,
+                               const std::string& device) {
   std::vector<Layer> layers;
   for (size_t i = 0; i + 1 < dims.size(); ++i) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(dims[i]));
@@ -70,12 +71,16 @@ int run(const ArgParser::Result& args) {
   std::string dims_text;
   for (int64_t d : dims) dims_text += (dims_text.empty() ? "" : "x") + std::to_string(d);
   Report report("tensor MLP forward (C5, tensor API)",
-                {"type", "batch", "backend", "check", "kernels", "jit us", "TFLOP/s", "eager us", "jit speedup"});
+                {"type", "batch", "backend", "check", "kernels", "jit us", "TFLOP/s", "eager us",
+                 "jit speedup"});
   gpu::Accelerator& first = gpus.front()->accelerator();
-  report.set_meta("device", first.device_name() + " (" + first.arch() + ", " + std::to_string(first.sm_count()) + " SMs)");
+  report.set_meta("device", first.device_name() + " (" + first.arch() + ", " +
+                                std::to_string(first.sm_count()) + " SMs)");
   report.set_meta("layers", dims_text + " (linear + bias, relu between layers)");
-  report.set_meta("timing", "GPU time per forward; median of " + std::to_string(blocks) + " alternating blocks");
-  report.set_meta("eager", "the same forward without the Jit: planned, generated and launched every call");
+  report.set_meta("timing", "GPU time per forward; median of " + std::to_string(blocks) +
+                                " alternating blocks");
+  report.set_meta("eager",
+                  "the same forward without the Jit: planned, generated and launched every call");
 
   std::vector<std::string> failures;
   for (DType t : types) {
@@ -92,7 +97,9 @@ int run(const ArgParser::Result& args) {
       std::vector<std::string> problem(gpus.size());
       for (size_t bi = 0; bi < gpus.size(); ++bi) {
         const auto& ls = layers[bi];
-        jits.emplace_back([&ls](const std::vector<Tensor>& in) { return std::vector<Tensor>{forward(ls, in[0])}; });
+        jits.emplace_back([&ls](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{forward(ls, in[0])};
+        });
         xs.push_back(x_host.to(backends[bi]));
         for (int w = 0; w < 3; ++w) (void)jits[bi]({xs[bi]});
         // Check: the first rows against the CPU backend.
@@ -102,9 +109,9 @@ int run(const ArgParser::Result& args) {
         const float tol = t == DType::kF32 ? 1e-3f : 3e-2f;
         for (size_t i = 0; i < want.size() && problem[bi].empty(); ++i) {
           if (!(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i])))) {
-            problem[bi] = std::string(tensor::dtype_name(t)) + " batch " + std::to_string(batch) + " on " + backends[bi] +
-                          ": output " + std::to_string(i) + " is " + std::to_string(got[i]) + ", the CPU gives " +
-                          std::to_string(want[i]);
+            problem[bi] = std::string(tensor::dtype_name(t)) + " batch " + std::to_string(batch) +
+                          " on " + backends[bi] + ": output " + std::to_string(i) + " is " +
+                          std::to_string(got[i]) + ", the CPU gives " + std::to_string(want[i]);
           }
         }
         if (!problem[bi].empty()) {
@@ -121,16 +128,19 @@ int run(const ArgParser::Result& args) {
           auto eager_call = [&] { forward(layers[bi], xs[bi]).realize(); };
           jit_call();
           acc.synchronize();
-          jit_ms[bi].push_back(gpu_ms_per_rep(acc, reps_for(acc, target_ms, 2000, jit_call), jit_call));
-          eager_ms[bi].push_back(gpu_ms_per_rep(acc, reps_for(acc, target_ms, 2000, eager_call), eager_call));
+          jit_ms[bi].push_back(
+              gpu_ms_per_rep(acc, reps_for(acc, target_ms, 2000, jit_call), jit_call));
+          eager_ms[bi].push_back(
+              gpu_ms_per_rep(acc, reps_for(acc, target_ms, 2000, eager_call), eager_call));
         }
       }
       for (size_t bi = 0; bi < gpus.size(); ++bi) {
-        std::map<std::string, Value> row{{"type", std::string(tensor::dtype_name(t))},
-                                         {"batch", static_cast<int64_t>(batch)},
-                                         {"backend", backends[bi]},
-                                         {"check", std::string(problem[bi].empty() ? "ok" : "FAILED")},
-                                         {"kernels", static_cast<int64_t>(jits[bi].captured_launches())}};
+        std::map<std::string, Value> row{
+            {"type", std::string(tensor::dtype_name(t))},
+            {"batch", static_cast<int64_t>(batch)},
+            {"backend", backends[bi]},
+            {"check", std::string(problem[bi].empty() ? "ok" : "FAILED")},
+            {"kernels", static_cast<int64_t>(jits[bi].captured_launches())}};
         if (problem[bi].empty()) {
           const Stats j = summarize(jit_ms[bi]), e = summarize(eager_ms[bi]);
           row["jit us"] = j.p50 * 1e3;
@@ -145,7 +155,8 @@ int run(const ArgParser::Result& args) {
   report.print();
   report.write_json(args.get("json"));
   if (!failures.empty()) {
-    throw CheckFailure(std::to_string(failures.size()) + " MLP output(s) disagree with the CPU backend; first: " + failures.front());
+    throw CheckFailure(std::to_string(failures.size()) +
+                       " MLP output(s) disagree with the CPU backend; first: " + failures.front());
   }
   return 0;
 }
@@ -155,7 +166,8 @@ int run(const ArgParser::Result& args) {
 
 int main(int argc, char** argv) {
   using namespace nvhcq;
-  ArgParser parser("bench_tensor_mlp", "An MLP forward pass through the tensor API on nv and cuda (C5).");
+  ArgParser parser("bench_tensor_mlp",
+                   "An MLP forward pass through the tensor API on nv and cuda (C5).");
   parser.option("batch", "LIST", "batch sizes", "1,32,256,2048")
       .option("dims", "LIST", "layer widths, input first", "1024,4096,4096,1024")
       .option("types", "LIST", "f32, f16, bf16", "f32,f16")

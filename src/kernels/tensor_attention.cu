@@ -34,8 +34,8 @@ __device__ float nvt_block_reduce(float v, float* scratch) {
 }
 
 template <typename TR>
-__device__ void nvt_attention(void* out_v, const void* q_v, const void* k_v, const void* v_v, const void* mask_v,
-                              float* scores, nvt_attn_shape s, float scale) {
+__device__ void nvt_attention(void* out_v, const void* q_v, const void* k_v, const void* v_v,
+                              const void* mask_v, float* scores, nvt_attn_shape s, float scale) {
   typedef typename TR::S S;
   S* out = (S*)out_v;
   const S* q = (const S*)q_v;
@@ -68,7 +68,8 @@ __device__ void nvt_attention(void* out_v, const void* q_v, const void* k_v, con
       sc[j] = p;
       denom += p;
     }
-    denom = nvt_block_reduce<false>(denom, scratch);  // also orders the sc[] writes before the reads below
+    denom = nvt_block_reduce<false>(denom,
+                                    scratch);  // also orders the sc[] writes before the reads below
     for (long long e = threadIdx.x; e < s.value_dim; e += blockDim.x) {
       float acc = 0.0f;
       for (long long j = 0; j < s.kv_len; ++j) acc += sc[j] * TR::load(vb[j * s.value_dim + e]);
@@ -78,7 +79,8 @@ __device__ void nvt_attention(void* out_v, const void* q_v, const void* k_v, con
   }
 }
 
-#define NVT_ATTN_PARAMS \
-  (void* out, const void* q, const void* k, const void* v, const void* mask, float* scores, nvt_attn_shape s, float scale)
+#define NVT_ATTN_PARAMS                                                                     \
+  (void* out, const void* q, const void* k, const void* v, const void* mask, float* scores, \
+   nvt_attn_shape s, float scale)
 #define NVT_ATTN_ARGS (out, q, k, v, mask, scores, s, scale)
 NVT_FLOAT_KERNELS(nvt_attention, NVT_ATTN_PARAMS, NVT_ATTN_ARGS)

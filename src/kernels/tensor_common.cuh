@@ -73,7 +73,9 @@ NVT_FN unsigned short nvt_f2h(float f) {
   unsigned x = nvt_float_bits(f);
   unsigned short sign = (unsigned short)((x >> 16) & 0x8000u);
   x &= 0x7fffffffu;
-  if (x >= 0x7f800000u) return (unsigned short)(sign | 0x7c00u | (x > 0x7f800000u ? 0x200u | ((x >> 13) & 0x3ffu) : 0u));
+  if (x >= 0x7f800000u)
+    return (unsigned short)(sign | 0x7c00u |
+                            (x > 0x7f800000u ? 0x200u | ((x >> 13) & 0x3ffu) : 0u));
   if (x >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);
   if (x < 0x38800000u) {
     float units = nvt_bits_float(x) * 16777216.0f;  // subnormal: units of 2^-24, ties to even
@@ -85,7 +87,9 @@ NVT_FN unsigned short nvt_f2h(float f) {
 #endif
 }
 
-NVT_FN float nvt_bf2f(unsigned short b) { return nvt_bits_float(((unsigned)b) << 16); }
+NVT_FN float nvt_bf2f(unsigned short b) {
+  return nvt_bits_float(((unsigned)b) << 16);
+}
 
 NVT_FN unsigned short nvt_f2bf(float f) {
   unsigned x = nvt_float_bits(f);
@@ -102,7 +106,8 @@ NVT_FN float nvt_double_to_float_odd(double d) {
   float f = __double2float_rz(d);
 #else
   float f = (float)d;
-  if ((double)f != d && __builtin_fabs((double)f) > __builtin_fabs(d)) f = nvt_bits_float(nvt_float_bits(f) - 1u);
+  if ((double)f != d && __builtin_fabs((double)f) > __builtin_fabs(d))
+    f = nvt_bits_float(nvt_float_bits(f) - 1u);
 #endif
   if ((double)f == d) return f;
   return nvt_bits_float(nvt_float_bits(f) | 1u);
@@ -118,35 +123,65 @@ NVT_FN nvt_i64 nvt_saturate(double d, double lo, double hi, nvt_i64 lo_i, nvt_i6
 }
 
 // A float compute value stored into an integer type (truncate, saturate, NaN -> 0).
-NVT_FN nvt_i64 nvt_f2i8(double d) { return nvt_saturate(d, -128.0, 127.0, -128, 127); }
-NVT_FN nvt_i64 nvt_f2u8(double d) { return nvt_saturate(d, 0.0, 255.0, 0, 255); }
-NVT_FN nvt_i64 nvt_f2i16(double d) { return nvt_saturate(d, -32768.0, 32767.0, -32768, 32767); }
+NVT_FN nvt_i64 nvt_f2i8(double d) {
+  return nvt_saturate(d, -128.0, 127.0, -128, 127);
+}
+NVT_FN nvt_i64 nvt_f2u8(double d) {
+  return nvt_saturate(d, 0.0, 255.0, 0, 255);
+}
+NVT_FN nvt_i64 nvt_f2i16(double d) {
+  return nvt_saturate(d, -32768.0, 32767.0, -32768, 32767);
+}
 NVT_FN nvt_i64 nvt_f2i32(double d) {
   return nvt_saturate(d, -2147483648.0, 2147483647.0, -2147483647ll - 1, 2147483647ll);
 }
 NVT_FN nvt_i64 nvt_f2i64(double d) {
-  return nvt_saturate(d, -9223372036854775808.0, 9223372036854775807.0, (nvt_i64)(-9223372036854775807ll - 1),
-                      9223372036854775807ll);
+  return nvt_saturate(d, -9223372036854775808.0, 9223372036854775807.0,
+                      (nvt_i64)(-9223372036854775807ll - 1), 9223372036854775807ll);
 }
 
 // An integer compute value stored into a narrower float: rounded once.
-NVT_FN unsigned short nvt_i2h(nvt_i64 v) { return nvt_f2h(nvt_double_to_float_odd((double)v)); }
-NVT_FN unsigned short nvt_i2bf(nvt_i64 v) { return nvt_f2bf(nvt_double_to_float_odd((double)v)); }
-NVT_FN float nvt_i2f(nvt_i64 v) { return (float)v; }
+NVT_FN unsigned short nvt_i2h(nvt_i64 v) {
+  return nvt_f2h(nvt_double_to_float_odd((double)v));
+}
+NVT_FN unsigned short nvt_i2bf(nvt_i64 v) {
+  return nvt_f2bf(nvt_double_to_float_odd((double)v));
+}
+NVT_FN float nvt_i2f(nvt_i64 v) {
+  return (float)v;
+}
 
 // Narrowing integer wraps (two's complement).
-NVT_FN nvt_i64 nvt_wrap_i8(nvt_i64 v) { return (nvt_i64)(signed char)(unsigned char)(nvt_u64)v; }
-NVT_FN nvt_i64 nvt_wrap_u8(nvt_i64 v) { return (nvt_i64)(unsigned char)(nvt_u64)v; }
-NVT_FN nvt_i64 nvt_wrap_i16(nvt_i64 v) { return (nvt_i64)(short)(unsigned short)(nvt_u64)v; }
-NVT_FN nvt_i64 nvt_wrap_i32(nvt_i64 v) { return (nvt_i64)(int)(unsigned)(nvt_u64)v; }
+NVT_FN nvt_i64 nvt_wrap_i8(nvt_i64 v) {
+  return (nvt_i64)(signed char)(unsigned char)(nvt_u64)v;
+}
+NVT_FN nvt_i64 nvt_wrap_u8(nvt_i64 v) {
+  return (nvt_i64)(unsigned char)(nvt_u64)v;
+}
+NVT_FN nvt_i64 nvt_wrap_i16(nvt_i64 v) {
+  return (nvt_i64)(short)(unsigned short)(nvt_u64)v;
+}
+NVT_FN nvt_i64 nvt_wrap_i32(nvt_i64 v) {
+  return (nvt_i64)(int)(unsigned)(nvt_u64)v;
+}
 
 // ---- scalar ops (cpu/scalar_ops.h) ------------------------------------------------
 
-NVT_FN nvt_i64 nvt_add(nvt_i64 a, nvt_i64 b) { return (nvt_i64)((nvt_u64)a + (nvt_u64)b); }
-NVT_FN nvt_i64 nvt_sub(nvt_i64 a, nvt_i64 b) { return (nvt_i64)((nvt_u64)a - (nvt_u64)b); }
-NVT_FN nvt_i64 nvt_mul(nvt_i64 a, nvt_i64 b) { return (nvt_i64)((nvt_u64)a * (nvt_u64)b); }
-NVT_FN nvt_i64 nvt_neg(nvt_i64 a) { return (nvt_i64)(0ull - (nvt_u64)a); }
-NVT_FN nvt_i64 nvt_abs(nvt_i64 a) { return a < 0 ? nvt_neg(a) : a; }
+NVT_FN nvt_i64 nvt_add(nvt_i64 a, nvt_i64 b) {
+  return (nvt_i64)((nvt_u64)a + (nvt_u64)b);
+}
+NVT_FN nvt_i64 nvt_sub(nvt_i64 a, nvt_i64 b) {
+  return (nvt_i64)((nvt_u64)a - (nvt_u64)b);
+}
+NVT_FN nvt_i64 nvt_mul(nvt_i64 a, nvt_i64 b) {
+  return (nvt_i64)((nvt_u64)a * (nvt_u64)b);
+}
+NVT_FN nvt_i64 nvt_neg(nvt_i64 a) {
+  return (nvt_i64)(0ull - (nvt_u64)a);
+}
+NVT_FN nvt_i64 nvt_abs(nvt_i64 a) {
+  return a < 0 ? nvt_neg(a) : a;
+}
 
 NVT_FN float nvt_max(float a, float b) {
   if (a != a) return a;
@@ -158,8 +193,12 @@ NVT_FN float nvt_min(float a, float b) {
   if (b != b) return b;
   return a < b ? a : b;
 }
-NVT_FN nvt_i64 nvt_max(nvt_i64 a, nvt_i64 b) { return a > b ? a : b; }
-NVT_FN nvt_i64 nvt_min(nvt_i64 a, nvt_i64 b) { return a < b ? a : b; }
+NVT_FN nvt_i64 nvt_max(nvt_i64 a, nvt_i64 b) {
+  return a > b ? a : b;
+}
+NVT_FN nvt_i64 nvt_min(nvt_i64 a, nvt_i64 b) {
+  return a < b ? a : b;
+}
 
 NVT_FN nvt_i64 nvt_mod(nvt_i64 a, nvt_i64 b) {
   if (b == 0 || b == -1) return 0;
@@ -198,11 +237,19 @@ NVT_FN float nvt_sign(float a) {
   if (a != a) return a;
   return (float)((a > 0) - (a < 0));
 }
-NVT_FN nvt_i64 nvt_sign(nvt_i64 a) { return (nvt_i64)((a > 0) - (a < 0)); }
+NVT_FN nvt_i64 nvt_sign(nvt_i64 a) {
+  return (nvt_i64)((a > 0) - (a < 0));
+}
 
-NVT_FN float nvt_sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
-NVT_FN float nvt_rsqrt(float a) { return 1.0f / sqrtf(a); }
-NVT_FN bool nvt_isinf(float a) { return a == NVT_INF || a == -NVT_INF; }
+NVT_FN float nvt_sigmoid(float a) {
+  return 1.0f / (1.0f + expf(-a));
+}
+NVT_FN float nvt_rsqrt(float a) {
+  return 1.0f / sqrtf(a);
+}
+NVT_FN bool nvt_isinf(float a) {
+  return a == NVT_INF || a == -NVT_INF;
+}
 
 // ---- vectorized access -----------------------------------------------------------
 
@@ -291,14 +338,14 @@ NVT_FN void nvt_arg_update(T& best, nvt_i64& best_i, T v, nvt_i64 i) {
 // S: storage type; C: compute type; load/store convert with the rules above;
 // mac(acc, a, b) = acc + a * b (wrapping for integers).
 
-#define NVT_INT_TRAITS(NAME, STORAGE)                                                         \
-  struct NAME {                                                                              \
-    typedef STORAGE S;                                                                       \
-    typedef long long C;                                                                     \
-    static NVT_FN C load(S v) { return (C)v; }                                               \
-    static NVT_FN S store(C v) { return (S)v; }                                              \
-    static NVT_FN C mac(C acc, C a, C b) { return nvt_add(acc, nvt_mul(a, b)); }             \
-    static NVT_FN C lowest() { return (long long)(-9223372036854775807ll - 1); }             \
+#define NVT_INT_TRAITS(NAME, STORAGE)                                            \
+  struct NAME {                                                                  \
+    typedef STORAGE S;                                                           \
+    typedef long long C;                                                         \
+    static NVT_FN C load(S v) { return (C)v; }                                   \
+    static NVT_FN S store(C v) { return (S)v; }                                  \
+    static NVT_FN C mac(C acc, C a, C b) { return nvt_add(acc, nvt_mul(a, b)); } \
+    static NVT_FN C lowest() { return (long long)(-9223372036854775807ll - 1); } \
   };
 NVT_INT_TRAITS(nvt_t_u8, unsigned char)
 NVT_INT_TRAITS(nvt_t_i8, signed char)
@@ -333,13 +380,29 @@ struct nvt_t_bf16 {
 };
 
 // Instantiates a kernel template K<traits> as extern "C" entry points K_<dtype>.
-#define NVT_FLOAT_KERNELS(K, PARAMS, ARGS)                                        \
-  extern "C" __global__ void __launch_bounds__(256) K##_f32 PARAMS { K<nvt_t_f32> ARGS; }   \
-  extern "C" __global__ void __launch_bounds__(256) K##_f16 PARAMS { K<nvt_t_f16> ARGS; }   \
-  extern "C" __global__ void __launch_bounds__(256) K##_bf16 PARAMS { K<nvt_t_bf16> ARGS; }
-#define NVT_INT_KERNELS(K, PARAMS, ARGS)                                          \
-  extern "C" __global__ void __launch_bounds__(256) K##_u8 PARAMS { K<nvt_t_u8> ARGS; }     \
-  extern "C" __global__ void __launch_bounds__(256) K##_i8 PARAMS { K<nvt_t_i8> ARGS; }     \
-  extern "C" __global__ void __launch_bounds__(256) K##_i16 PARAMS { K<nvt_t_i16> ARGS; }   \
-  extern "C" __global__ void __launch_bounds__(256) K##_i32 PARAMS { K<nvt_t_i32> ARGS; }   \
-  extern "C" __global__ void __launch_bounds__(256) K##_i64 PARAMS { K<nvt_t_i64> ARGS; }
+#define NVT_FLOAT_KERNELS(K, PARAMS, ARGS)                            \
+  extern "C" __global__ void __launch_bounds__(256) K##_f32 PARAMS {  \
+    K<nvt_t_f32> ARGS;                                                \
+  }                                                                   \
+  extern "C" __global__ void __launch_bounds__(256) K##_f16 PARAMS {  \
+    K<nvt_t_f16> ARGS;                                                \
+  }                                                                   \
+  extern "C" __global__ void __launch_bounds__(256) K##_bf16 PARAMS { \
+    K<nvt_t_bf16> ARGS;                                               \
+  }
+#define NVT_INT_KERNELS(K, PARAMS, ARGS)                             \
+  extern "C" __global__ void __launch_bounds__(256) K##_u8 PARAMS {  \
+    K<nvt_t_u8> ARGS;                                                \
+  }                                                                  \
+  extern "C" __global__ void __launch_bounds__(256) K##_i8 PARAMS {  \
+    K<nvt_t_i8> ARGS;                                                \
+  }                                                                  \
+  extern "C" __global__ void __launch_bounds__(256) K##_i16 PARAMS { \
+    K<nvt_t_i16> ARGS;                                               \
+  }                                                                  \
+  extern "C" __global__ void __launch_bounds__(256) K##_i32 PARAMS { \
+    K<nvt_t_i32> ARGS;                                               \
+  }                                                                  \
+  extern "C" __global__ void __launch_bounds__(256) K##_i64 PARAMS { \
+    K<nvt_t_i64> ARGS;                                               \
+  }

@@ -13,8 +13,8 @@ struct nvt_conv_params {
 // out[n, o, y, x] = bias[o] + sum over the group's channels and the window of
 // x[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw] * w[o, c, i, j] (w: [O, C/groups, kh, kw]).
 template <typename TR>
-__device__ void nvt_conv2d(void* out_v, const void* x_v, const void* w_v, const void* bias_v, nvt_conv_geom g,
-                           nvt_conv_params p) {
+__device__ void nvt_conv2d(void* out_v, const void* x_v, const void* w_v, const void* bias_v,
+                           nvt_conv_geom g, nvt_conv_params p) {
   typedef typename TR::S S;
   typedef typename TR::C C;
   S* out = (S*)out_v;
@@ -23,8 +23,10 @@ __device__ void nvt_conv2d(void* out_v, const void* x_v, const void* w_v, const 
   const S* bias = (const S*)bias_v;
   const long long total = g.n * g.o * g.oh * g.ow;
   const long long cg = g.c / p.groups, og = g.o / p.groups;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long ox = e % g.ow, oy = (e / g.ow) % g.oh, o = (e / (g.ow * g.oh)) % g.o, img = e / (g.ow * g.oh * g.o);
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long ox = e % g.ow, oy = (e / g.ow) % g.oh, o = (e / (g.ow * g.oh)) % g.o,
+                    img = e / (g.ow * g.oh * g.o);
     const long long c0 = (o / og) * cg;
     C acc = 0;
     for (long long c = 0; c < cg; ++c) {
@@ -49,8 +51,8 @@ __device__ void nvt_conv2d(void* out_v, const void* x_v, const void* w_v, const 
 // x * w[c, o, i, j] to output (iy*sh - ph + i*dh, ix*sw - pw + j*dw); each thread
 // gathers the contributions to its output element.
 template <typename TR>
-__device__ void nvt_conv_transpose2d(void* out_v, const void* x_v, const void* w_v, const void* bias_v,
-                                     nvt_conv_geom g, nvt_conv_params p) {
+__device__ void nvt_conv_transpose2d(void* out_v, const void* x_v, const void* w_v,
+                                     const void* bias_v, nvt_conv_geom g, nvt_conv_params p) {
   typedef typename TR::S S;
   typedef typename TR::C C;
   S* out = (S*)out_v;
@@ -59,8 +61,10 @@ __device__ void nvt_conv_transpose2d(void* out_v, const void* x_v, const void* w
   const S* bias = (const S*)bias_v;
   const long long total = g.n * g.o * g.oh * g.ow;
   const long long cg = g.c / p.groups, og = g.o / p.groups;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long ox = e % g.ow, oy = (e / g.ow) % g.oh, o = (e / (g.ow * g.oh)) % g.o, img = e / (g.ow * g.oh * g.o);
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long ox = e % g.ow, oy = (e / g.ow) % g.oh, o = (e / (g.ow * g.oh)) % g.o,
+                    img = e / (g.ow * g.oh * g.o);
     const long long grp = o / og, oi = o % og;
     C acc = 0;
     for (long long c = 0; c < cg; ++c) {
@@ -90,14 +94,15 @@ __device__ void nvt_conv_transpose2d(void* out_v, const void* x_v, const void* w
 // entirely in the padding gives the lowest value. Average divides by the window
 // size (count_include_pad) or by the in-bounds count.
 template <typename TR>
-__device__ void nvt_pool2d(void* out_v, const void* x_v, nvt_conv_geom g, nvt_conv_params p, int is_max,
-                           int count_include_pad) {
+__device__ void nvt_pool2d(void* out_v, const void* x_v, nvt_conv_geom g, nvt_conv_params p,
+                           int is_max, int count_include_pad) {
   typedef typename TR::S S;
   typedef typename TR::C C;
   S* out = (S*)out_v;
   const S* x = (const S*)x_v;
   const long long total = g.n * g.c * g.oh * g.ow;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
     const long long ox = e % g.ow, oy = (e / g.ow) % g.oh, nc = e / (g.ow * g.oh);
     const S* xp = x + nc * g.h * g.w;
     C best = TR::lowest(), sum = 0, nan_value = 0;
@@ -138,7 +143,8 @@ __device__ void nvt_pool2d(void* out_v, const void* x_v, nvt_conv_geom g, nvt_co
 NVT_FLOAT_KERNELS(nvt_conv2d, NVT_CONV_PARAMS, NVT_CONV_ARGS)
 NVT_FLOAT_KERNELS(nvt_conv_transpose2d, NVT_CONV_PARAMS, NVT_CONV_ARGS)
 
-#define NVT_POOL_PARAMS (void* out, const void* x, nvt_conv_geom g, nvt_conv_params p, int is_max, int include_pad)
+#define NVT_POOL_PARAMS \
+  (void* out, const void* x, nvt_conv_geom g, nvt_conv_params p, int is_max, int include_pad)
 #define NVT_POOL_ARGS (out, x, g, p, is_max, include_pad)
 NVT_FLOAT_KERNELS(nvt_pool2d, NVT_POOL_PARAMS, NVT_POOL_ARGS)
 NVT_INT_KERNELS(nvt_pool2d, NVT_POOL_PARAMS, NVT_POOL_ARGS)

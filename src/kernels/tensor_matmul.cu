@@ -22,8 +22,8 @@ struct nvt_mm_operand {
 #define NVT_MM_K 16
 
 template <typename TR>
-__device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm_shape s, nvt_mm_operand ao,
-                           nvt_mm_operand bo) {
+__device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm_shape s,
+                           nvt_mm_operand ao, nvt_mm_operand bo) {
   typedef typename TR::S S;
   typedef typename TR::C C;
   S* out = (S*)out_v;
@@ -32,7 +32,8 @@ __device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm
   __shared__ C as[NVT_MM_K][NVT_MM_TILE + 1];
   __shared__ C bs[NVT_MM_K][NVT_MM_TILE + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const long long m0 = (long long)blockIdx.y * NVT_MM_TILE, n0 = (long long)blockIdx.x * NVT_MM_TILE;
+  const long long m0 = (long long)blockIdx.y * NVT_MM_TILE,
+                  n0 = (long long)blockIdx.x * NVT_MM_TILE;
   long long batches = 1;
   for (int d = 0; d < s.batch_dims; ++d) batches *= s.batch[d];
   for (long long z = blockIdx.z; z < batches; z += gridDim.z) {
@@ -59,7 +60,9 @@ __device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm
           kk = e / NVT_MM_TILE;
         }
         const long long gm = m0 + mm, gk = k0 + kk;
-        as[kk][mm] = (gm < s.m && gk < s.k) ? TR::load(a[a_off + gm * ao.row_stride + gk * ao.col_stride]) : (C)0;
+        as[kk][mm] = (gm < s.m && gk < s.k)
+                         ? TR::load(a[a_off + gm * ao.row_stride + gk * ao.col_stride])
+                         : (C)0;
       }
       for (int e = threadIdx.x; e < NVT_MM_TILE * NVT_MM_K; e += blockDim.x) {
         int nn, kk;
@@ -71,7 +74,9 @@ __device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm
           kk = e / NVT_MM_TILE;
         }
         const long long gn = n0 + nn, gk = k0 + kk;
-        bs[kk][nn] = (gn < s.n && gk < s.k) ? TR::load(b[b_off + gk * bo.row_stride + gn * bo.col_stride]) : (C)0;
+        bs[kk][nn] = (gn < s.n && gk < s.k)
+                         ? TR::load(b[b_off + gk * bo.row_stride + gn * bo.col_stride])
+                         : (C)0;
       }
       __syncthreads();
       for (int kk = 0; kk < NVT_MM_K; ++kk) {
@@ -95,7 +100,8 @@ __device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm
   }
 }
 
-#define NVT_MM_PARAMS (void* out, const void* a, const void* b, nvt_mm_shape s, nvt_mm_operand ao, nvt_mm_operand bo)
+#define NVT_MM_PARAMS \
+  (void* out, const void* a, const void* b, nvt_mm_shape s, nvt_mm_operand ao, nvt_mm_operand bo)
 #define NVT_MM_ARGS (out, a, b, s, ao, bo)
 NVT_FLOAT_KERNELS(nvt_matmul, NVT_MM_PARAMS, NVT_MM_ARGS)
 NVT_INT_KERNELS(nvt_matmul, NVT_MM_PARAMS, NVT_MM_ARGS)

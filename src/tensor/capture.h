@@ -36,7 +36,8 @@ class Recording {
   // an earlier launch's output) and writing no output slot, such as a transposed
   // copy of a weight. Buffers other than inputs never change (tensors are
   // immutable), so their results stay valid. Call before the first replay.
-  virtual void freeze_constants(const std::vector<size_t>& input_slots, const std::vector<size_t>& output_slots) = 0;
+  virtual void freeze_constants(const std::vector<size_t>& input_slots,
+                                const std::vector<size_t>& output_slots) = 0;
   // Launches a replay queues.
   virtual size_t replayed_launches() const = 0;
   // Queues the recorded kernels with the current slot buffers.

@@ -26,7 +26,9 @@ Binding binding_of(const Tensor& t) {
   return b;
 }
 
-std::string shape_text(const Shape& s) { return shape_str(s); }
+std::string shape_text(const Shape& s) {
+  return shape_str(s);
+}
 
 // What a capture depends on: per input its dtype, its base's shape and the view.
 std::string signature_of(const std::vector<Tensor>& inputs) {
@@ -88,17 +90,19 @@ struct Jit::Impl {
   std::vector<Tensor> run_function(const std::vector<Tensor>& inputs, const std::string& device) {
     std::vector<Tensor> outs = f(inputs);
     for (size_t i = 0; i < outs.size(); ++i) {
-      if (!outs[i].defined()) throw Error("Jit: output " + std::to_string(i) + " of the function is an undefined tensor");
+      if (!outs[i].defined())
+        throw Error("Jit: output " + std::to_string(i) + " of the function is an undefined tensor");
       if (!device.empty() && outs[i].device() != device) {
-        throw Error("Jit: output " + std::to_string(i) + " is on device '" + outs[i].device() + "', the inputs on '" + device + "'");
+        throw Error("Jit: output " + std::to_string(i) + " is on device '" + outs[i].device() +
+                    "', the inputs on '" + device + "'");
       }
     }
     Tensor::realize_all(outs);
     return outs;
   }
 
-  std::unique_ptr<Capture> capture(CaptureBackend& cb, const std::vector<Tensor>& inputs, const std::string& device,
-                                   std::vector<Tensor>& outs) {
+  std::unique_ptr<Capture> capture(CaptureBackend& cb, const std::vector<Tensor>& inputs,
+                                   const std::string& device, std::vector<Tensor>& outs) {
     cb.begin_recording();
     try {
       outs = run_function(inputs, device);
@@ -110,14 +114,18 @@ struct Jit::Impl {
     c->recording = cb.end_recording();
     Recording& rec = *c->recording;
     if (rec.read_back()) {
-      throw Error("Jit: the function read tensor data back to the host (to_vector, item, ...) while being captured; "
-                  "a captured function cannot be replayed when its work depends on values read on the host");
+      throw Error(
+          "Jit: the function read tensor data back to the host (to_vector, item, ...) while being "
+          "captured; "
+          "a captured function cannot be replayed when its work depends on values read on the "
+          "host");
     }
     std::vector<Binding> in;
     for (size_t i = 0; i < inputs.size(); ++i) {
       in.push_back(binding_of(inputs[i]));
       auto slot = rec.slot_of(in[i].buffer.get());
-      if (slot && rec.slot_written(*slot)) throw Error("Jit: the function writes into input " + std::to_string(i));
+      if (slot && rec.slot_written(*slot))
+        throw Error("Jit: the function writes into input " + std::to_string(i));
       c->input_slots.push_back(slot);
     }
     for (const Tensor& t : outs) {
@@ -154,7 +162,8 @@ struct Jit::Impl {
     return c;
   }
 
-  std::vector<Tensor> replay(Capture& c, Backend& backend, const std::vector<Tensor>& inputs, const std::string& device) {
+  std::vector<Tensor> replay(Capture& c, Backend& backend, const std::vector<Tensor>& inputs,
+                             const std::string& device) {
     Recording& rec = *c.recording;
     std::vector<Binding> in;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -163,16 +172,23 @@ struct Jit::Impl {
     }
     // Outputs someone still holds get fresh buffers; unreferenced ones are reused.
     for (size_t s : c.output_slots) {
-      if (rec.slot_buffer(s).use_count() > 1) rec.set_slot(s, backend.allocate(rec.slot_buffer(s)->bytes()));
+      if (rec.slot_buffer(s).use_count() > 1)
+        rec.set_slot(s, backend.allocate(rec.slot_buffer(s)->bytes()));
     }
     if (rec.replayed_launches() > 0) rec.replay();
     std::vector<Tensor> outs;
     for (const Output& o : c.outputs) {
       std::shared_ptr<Buffer> buf;
       switch (o.source) {
-        case Output::Source::kSlot: buf = rec.slot_buffer(o.index); break;
-        case Output::Source::kInput: buf = in[o.index].buffer; break;
-        case Output::Source::kExternal: buf = o.external; break;
+        case Output::Source::kSlot:
+          buf = rec.slot_buffer(o.index);
+          break;
+        case Output::Source::kInput:
+          buf = in[o.index].buffer;
+          break;
+        case Output::Source::kExternal:
+          buf = o.external;
+          break;
       }
       NodePtr base = make_node(Op::kBuffer, o.dtype, o.base_shape, device);
       base->buffer = std::move(buf);
@@ -197,9 +213,15 @@ Jit::~Jit() = default;
 Jit::Jit(Jit&&) noexcept = default;
 Jit& Jit::operator=(Jit&&) noexcept = default;
 
-size_t Jit::calls() const { return impl_->calls; }
-size_t Jit::replays() const { return impl_->replays; }
-size_t Jit::captured_launches() const { return impl_->last_launches; }
+size_t Jit::calls() const {
+  return impl_->calls;
+}
+size_t Jit::replays() const {
+  return impl_->replays;
+}
+size_t Jit::captured_launches() const {
+  return impl_->last_launches;
+}
 size_t Jit::captures() const {
   size_t n = 0;
   for (const auto& e : impl_->entries) n += e.capture ? 1 : 0;
@@ -213,14 +235,17 @@ void Jit::reset() {
 std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   Impl& m = *impl_;
   if (m.have_arity && inputs.size() != m.arity) {
-    throw Error("Jit: called with " + std::to_string(inputs.size()) + " inputs, captured with " + std::to_string(m.arity));
+    throw Error("Jit: called with " + std::to_string(inputs.size()) + " inputs, captured with " +
+                std::to_string(m.arity));
   }
   std::string device;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) throw Error("Jit: input " + std::to_string(i) + " is an undefined tensor");
+    if (!inputs[i].defined())
+      throw Error("Jit: input " + std::to_string(i) + " is an undefined tensor");
     if (device.empty()) device = inputs[i].device();
     if (inputs[i].device() != device) {
-      throw Error("Jit: inputs are on different devices ('" + device + "' and '" + inputs[i].device() + "')");
+      throw Error("Jit: inputs are on different devices ('" + device + "' and '" +
+                  inputs[i].device() + "')");
     }
   }
   Tensor::realize_all(inputs);
@@ -238,12 +263,15 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     if (e.signature == sig) entry = &e;
   if (entry == nullptr) {
     if (!m.entries.empty() && !m.options.recapture) {
-      throw Error("Jit: called with inputs " + describe(inputs) + " but captured for " + m.entries.front().described +
-                  "; shapes, dtypes and views must match the capture (JitOptions::recapture allows new captures)");
+      throw Error("Jit: called with inputs " + describe(inputs) + " but captured for " +
+                  m.entries.front().described +
+                  "; shapes, dtypes and views must match the capture (JitOptions::recapture allows "
+                  "new captures)");
     }
     if (m.entries.size() >= m.options.max_captures) {
-      throw Error("Jit: inputs " + describe(inputs) + " would be input signature " + std::to_string(m.entries.size() + 1) +
-                  ", more than max_captures (" + std::to_string(m.options.max_captures) + ")");
+      throw Error("Jit: inputs " + describe(inputs) + " would be input signature " +
+                  std::to_string(m.entries.size() + 1) + ", more than max_captures (" +
+                  std::to_string(m.options.max_captures) + ")");
     }
     m.entries.push_back(Impl::Entry{sig, describe(inputs), 0, nullptr});
     entry = &m.entries.back();
@@ -253,7 +281,8 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
 
   Backend* backend = device.empty() ? nullptr : &backend_for(device);
   auto* cb = dynamic_cast<CaptureBackend*>(backend);
-  if (cb != nullptr && cb->recording()) return m.run_function(inputs, device);  // inside another capture
+  if (cb != nullptr && cb->recording())
+    return m.run_function(inputs, device);  // inside another capture
   ++m.calls;
   ++entry->calls;
   if (cb == nullptr || entry->calls == 1) return m.run_function(inputs, device);

@@ -59,12 +59,12 @@ class Jit {
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
 
   size_t calls() const;
-  size_t replays() const;              // calls served by replaying a capture
-  size_t captures() const;             // input signatures captured
+  size_t replays() const;   // calls served by replaying a capture
+  size_t captures() const;  // input signatures captured
   // Kernel launches a replay of the most recent capture queues (launches that
   // depend only on captured weights ran once, at capture).
   size_t captured_launches() const;
-  void reset();                        // forgets every capture
+  void reset();  // forgets every capture
 
  private:
   struct Impl;

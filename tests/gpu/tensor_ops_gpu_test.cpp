@@ -41,7 +41,7 @@ std::vector<OpParam> on_gpu(const std::string& backend, const std::vector<OpCase
   return params;
 }
 
-#define NVHCQ_GPU_SUITE(Suite, cases)                                                                   \
+#define NVHCQ_GPU_SUITE(Suite, cases)                                                              \
   INSTANTIATE_TEST_SUITE_P(nv, Suite, ::testing::ValuesIn(on_gpu("nv", cases())), param_name);     \
   INSTANTIATE_TEST_SUITE_P(cuda, Suite, ::testing::ValuesIn(on_gpu("cuda", cases())), param_name); \
   INSTANTIATE_TEST_SUITE_P(emu, Suite, ::testing::ValuesIn(on_gpu("emu", cases())), param_name)

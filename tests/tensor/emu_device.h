@@ -160,7 +160,8 @@ class EmuKernel final : public gpu::Kernel {
 };
 
 // Compiles one entry point of a source into a shared object (cached on disk).
-inline std::shared_ptr<EmuKernel> compile_emu_kernel(const std::string& source, const std::string& entry) {
+inline std::shared_ptr<EmuKernel> compile_emu_kernel(const std::string& source,
+                                                     const std::string& entry) {
   namespace fs = std::filesystem;
   ContentHash h;
   h.add(shim_source()).add(source).add(entry).add(host_compiler());
@@ -172,28 +173,34 @@ inline std::shared_ptr<EmuKernel> compile_emu_kernel(const std::string& source, 
     const std::string inc = dir + "/include-" + key;
     fs::create_directories(inc);
     std::ofstream(inc + "/emu_shim.h") << shim_source();
-    for (const auto& e : kernels::embedded_sources()) std::ofstream(inc + "/" + std::string(e.name)) << e.text;
+    for (const auto& e : kernels::embedded_sources())
+      std::ofstream(inc + "/" + std::string(e.name)) << e.text;
     const std::string cu = inc + "/kernel.cpp";
     {
       std::ofstream out(cu);
       out << source << "\n\n// emulator entry points\n"
-          << "template <typename... A> static void nvhcq_emu_dispatch(void (*f)(A...), void** argv) {\n"
+          << "template <typename... A> static void nvhcq_emu_dispatch(void (*f)(A...), void** "
+             "argv) {\n"
           << "  nvhcq_emu_call(f, argv, std::index_sequence_for<A...>());\n}\n"
           << "extern \"C\" void nvhcq_emu_run(EmuThread* t, void** argv) {\n"
           << "  nvhcq_emu_self = t;\n  nvhcq_emu_dispatch(&" << entry << ", argv);\n}\n"
-          << "extern \"C\" int nvhcq_emu_arg_sizes(unsigned* out) { return nvhcq_emu_sizes(&" << entry << ", out); }\n";
+          << "extern \"C\" int nvhcq_emu_arg_sizes(unsigned* out) { return nvhcq_emu_sizes(&"
+          << entry << ", out); }\n";
     }
     const std::string tmp = so + ".tmp" + std::to_string(::getpid());
     const std::string log = inc + "/compile.log";
-    const std::string cmd = host_compiler() + " -std=c++17 -O1 -fno-strict-aliasing -fPIC -shared -w -DNVHCQ_EMU -include " + inc +
-                            "/emu_shim.h -I" + inc + " -x c++ " + cu + " -o " + tmp + " > " + log + " 2>&1";
+    const std::string cmd =
+        host_compiler() +
+        " -std=c++17 -O1 -fno-strict-aliasing -fPIC -shared -w -DNVHCQ_EMU -include " + inc +
+        "/emu_shim.h -I" + inc + " -x c++ " + cu + " -o " + tmp + " > " + log + " 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       std::ifstream in(log);
       std::stringstream text;
       text << in.rdbuf();
       std::string msg = text.str();
       if (msg.size() > 4000) msg = msg.substr(0, 4000) + "...";
-      throw Error("emulator: compiling kernel " + entry + " as host C++ failed (source in " + cu + "):\n" + msg);
+      throw Error("emulator: compiling kernel " + entry + " as host C++ failed (source in " + cu +
+                  "):\n" + msg);
     }
     fs::rename(tmp, so);
   }
@@ -204,8 +211,10 @@ inline std::shared_ptr<EmuKernel> compile_emu_kernel(const std::string& source, 
   if (run == nullptr || sizes_fn == nullptr) throw Error("emulator: entry points missing in " + so);
   unsigned sizes[64];
   const int n = sizes_fn(sizes);
-  const bool cooperative = source.find("__syncthreads") != std::string::npos || source.find("shfl") != std::string::npos;
-  return std::make_shared<EmuKernel>(entry, run, cooperative, std::vector<unsigned>(sizes, sizes + n));
+  const bool cooperative =
+      source.find("__syncthreads") != std::string::npos || source.find("shfl") != std::string::npos;
+  return std::make_shared<EmuKernel>(entry, run, cooperative,
+                                     std::vector<unsigned>(sizes, sizes + n));
 }
 
 // ---- running kernels ------------------------------------------------------------------
@@ -213,19 +222,24 @@ inline std::shared_ptr<EmuKernel> compile_emu_kernel(const std::string& source, 
 // One block's synchronization: a barrier over all its threads and one per warp.
 struct EmuBlockSync {
   explicit EmuBlockSync(unsigned threads) : all(threads) {
-    for (unsigned w = 0; w * 32 < threads; ++w) warps.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
+    for (unsigned w = 0; w * 32 < threads; ++w)
+      warps.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
   }
   std::barrier<> all;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
 };
 
-inline void emu_sync_block(EmuThread* t) { static_cast<EmuBlockSync*>(t->block->owner)->all.arrive_and_wait(); }
-inline void emu_sync_warp(EmuThread* t) { static_cast<EmuBlockSync*>(t->block->owner)->warps[t->linear / 32]->arrive_and_wait(); }
+inline void emu_sync_block(EmuThread* t) {
+  static_cast<EmuBlockSync*>(t->block->owner)->all.arrive_and_wait();
+}
+inline void emu_sync_warp(EmuThread* t) {
+  static_cast<EmuBlockSync*>(t->block->owner)->warps[t->linear / 32]->arrive_and_wait();
+}
 
 inline void emu_launch(const EmuKernel& k, const gpu::KernelArgs& args, const gpu::LaunchDims& d) {
   if (args.count() != k.sizes().size()) {
-    throw Error("emulator: kernel " + k.name() + " takes " + std::to_string(k.sizes().size()) + " arguments, launched with " +
-                std::to_string(args.count()));
+    throw Error("emulator: kernel " + k.name() + " takes " + std::to_string(k.sizes().size()) +
+                " arguments, launched with " + std::to_string(args.count()));
   }
   struct alignas(16) Slot {
     unsigned char b[sizeof(gpu::KernelArgs::Arg::bytes)];
@@ -235,8 +249,9 @@ inline void emu_launch(const EmuKernel& k, const gpu::KernelArgs& args, const gp
   for (size_t i = 0; i < args.count(); ++i) {
     const auto& a = args.args()[i];
     if (a.size != k.sizes()[i]) {
-      throw Error("emulator: argument " + std::to_string(i) + " of kernel " + k.name() + " has " + std::to_string(a.size) +
-                  " bytes, the kernel expects " + std::to_string(k.sizes()[i]));
+      throw Error("emulator: argument " + std::to_string(i) + " of kernel " + k.name() + " has " +
+                  std::to_string(a.size) + " bytes, the kernel expects " +
+                  std::to_string(k.sizes()[i]));
     }
     std::memcpy(storage[i].b, a.bytes, a.size);
     argv[i] = storage[i].b;
@@ -248,10 +263,18 @@ inline void emu_launch(const EmuKernel& k, const gpu::KernelArgs& args, const gp
     for (unsigned by = 0; by < d.grid[1]; ++by)
       for (unsigned bx = 0; bx < d.grid[0]; ++bx) {
         EmuBlockSync sync(threads);
-        EmuBlock blk{{bx, by, bz}, {d.block[0], d.block[1], d.block[2]}, {d.grid[0], d.grid[1], d.grid[2]}, emu_sync_block,
-                     emu_sync_warp, slots.data(), &sync};
+        EmuBlock blk{{bx, by, bz},
+                     {d.block[0], d.block[1], d.block[2]},
+                     {d.grid[0], d.grid[1], d.grid[2]},
+                     emu_sync_block,
+                     emu_sync_warp,
+                     slots.data(),
+                     &sync};
         auto thread_of = [&](unsigned linear) {
-          return EmuThread{{linear % d.block[0], (linear / d.block[0]) % d.block[1], linear / (d.block[0] * d.block[1])}, linear, &blk};
+          return EmuThread{{linear % d.block[0], (linear / d.block[0]) % d.block[1],
+                            linear / (d.block[0] * d.block[1])},
+                           linear,
+                           &blk};
         };
         if (!k.cooperative()) {
           for (unsigned t = 0; t < threads; ++t) {
@@ -331,7 +354,8 @@ class EmuAccelerator final : public gpu::Accelerator {
   std::unique_ptr<gpu::Kernel> load(const std::vector<uint8_t>&, const std::string& name) override {
     throw Error("emulator: kernels are loaded from source, not CUBIN (" + name + ")");
   }
-  void launch(const gpu::Kernel& kernel, const gpu::KernelArgs& args, const gpu::LaunchDims& dims) override {
+  void launch(const gpu::Kernel& kernel, const gpu::KernelArgs& args,
+              const gpu::LaunchDims& dims) override {
     const auto& k = static_cast<const EmuKernel&>(kernel);
     ++launches_;
     if (capture_) {
@@ -350,7 +374,8 @@ class EmuAccelerator final : public gpu::Accelerator {
     return gpu::TimePoint{times_.size() - 1};
   }
   double elapsed_ms(gpu::TimePoint a, gpu::TimePoint b) override {
-    return std::chrono::duration<double, std::milli>(times_.at(b.handle) - times_.at(a.handle)).count();
+    return std::chrono::duration<double, std::milli>(times_.at(b.handle) - times_.at(a.handle))
+        .count();
   }
   void begin_capture() override {
     if (capture_) throw Error("a graph capture is already running");
@@ -362,7 +387,8 @@ class EmuAccelerator final : public gpu::Accelerator {
   }
   void replay(gpu::Graph& graph) override {
     ++replays_;
-    for (const auto& op : static_cast<EmuGraph&>(graph).ops) emu_launch(*op.kernel, op.args, op.dims);
+    for (const auto& op : static_cast<EmuGraph&>(graph).ops)
+      emu_launch(*op.kernel, op.args, op.dims);
   }
   uint64_t allocated_bytes() const override { return allocated_; }
 
@@ -383,14 +409,21 @@ inline std::string reference_gemm_source(const std::string& entry) {
   const bool bf16 = entry.find("bf16") != std::string::npos;
   const std::string load = bf16 ? "nvt_bf2f" : "nvt_h2f", store = bf16 ? "nvt_f2bf" : "nvt_f2h";
   return "#include \"tensor_common.cuh\"\n"
-         "extern \"C\" __global__ void " + entry +
-         "(unsigned short* C, const unsigned short* A, const unsigned short* B, int M, int N, int K) {\n"
+         "extern \"C\" __global__ void " +
+         entry +
+         "(unsigned short* C, const unsigned short* A, const unsigned short* B, int M, int N, int "
+         "K) {\n"
          "  const long long total = (long long)M * N;\n"
-         "  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {\n"
+         "  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += "
+         "(long long)gridDim.x * blockDim.x) {\n"
          "    const long long i = e / N, j = e % N;\n"
          "    float acc = 0.0f;\n"
-         "    for (int k = 0; k < K; ++k) acc += " + load + "(A[i * K + k]) * " + load + "(B[(long long)k * N + j]);\n"
-         "    C[e] = " + store + "(acc);\n"
+         "    for (int k = 0; k < K; ++k) acc += " +
+         load + "(A[i * K + k]) * " + load +
+         "(B[(long long)k * N + j]);\n"
+         "    C[e] = " +
+         store +
+         "(acc);\n"
          "  }\n"
          "}\n";
 }
@@ -398,7 +431,8 @@ inline std::string reference_gemm_source(const std::string& entry) {
 // Compiles each (source, entry) once per process, the missing ones of a batch in parallel.
 class EmuLoader final : public tensor::KernelLoader {
  public:
-  std::vector<std::shared_ptr<gpu::Kernel>> load_all(const std::vector<const tensor::LaunchSpec*>& specs) override {
+  std::vector<std::shared_ptr<gpu::Kernel>> load_all(
+      const std::vector<const tensor::LaunchSpec*>& specs) override {
     std::vector<std::string> keys;
     std::vector<size_t> missing;
     for (size_t i = 0; i < specs.size(); ++i) {
@@ -411,14 +445,16 @@ class EmuLoader final : public tensor::KernelLoader {
     std::vector<std::exception_ptr> errors(missing.size());
     std::vector<std::thread> workers;
     std::atomic<size_t> next{0};
-    const size_t n_workers = std::min<size_t>(missing.size(), std::max(1u, std::thread::hardware_concurrency()));
+    const size_t n_workers =
+        std::min<size_t>(missing.size(), std::max(1u, std::thread::hardware_concurrency()));
     for (size_t w = 0; w < n_workers; ++w) {
       workers.emplace_back([&] {
         for (size_t j = next++; j < missing.size(); j = next++) {
           try {
             const tensor::LaunchSpec& spec = *specs[missing[j]];
             tensor::dump_kernel_source(spec);
-            const std::string source = spec.file == "gemm_mma.cu" ? reference_gemm_source(spec.entry) : spec.source;
+            const std::string source =
+                spec.file == "gemm_mma.cu" ? reference_gemm_source(spec.entry) : spec.source;
             built[j] = compile_emu_kernel(source, spec.entry);
           } catch (...) {
             errors[j] = std::current_exception();
@@ -449,7 +485,8 @@ inline void register_emu_device(const std::string& name = "emu") {
   std::call_once(once, [name] {
     tensor::register_backend(name, [name] {
       auto acc = std::make_unique<EmuAccelerator>();
-      return std::make_unique<tensor::GpuBackend>(name, std::move(acc), std::make_unique<EmuLoader>());
+      return std::make_unique<tensor::GpuBackend>(name, std::move(acc),
+                                                  std::make_unique<EmuLoader>());
     });
   });
 }

@@ -17,8 +17,8 @@
 #include "base/error.h"
 #include "compile/compiler.h"
 #include "compile/nvrtc_api.h"
-#include "tensor/gpu/fusion_plan.h"
 #include "tensor/gpu/fused_kernels.h"
+#include "tensor/gpu/fusion_plan.h"
 #include "tensor/gpu/library_kernels.h"
 #include "tensor/nn.h"
 #include "tensor/realize.h"
@@ -48,11 +48,17 @@ Lowered lower(const std::vector<Tensor>& outs, KernelTarget target = {}) {
   return l;
 }
 
-size_t kernels(const std::vector<Tensor>& outs) { return lower(outs).plan.kernels.size(); }
+size_t kernels(const std::vector<Tensor>& outs) {
+  return lower(outs).plan.kernels.size();
+}
 
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
-Tensor x13() { return Tensor::randn({13, 17}, 1); }
+Tensor x13() {
+  return Tensor::randn({13, 17}, 1);
+}
 
 TEST(FusionPlan, ElementwiseChainIsOneKernel) {
   Tensor x = x13(), y = Tensor::randn({17}, 2);
@@ -132,7 +138,8 @@ TEST(FusionPlan, LargeHalfMatmulsGoToTensorCores) {
     return v;
   };
   // A linear layer: the weight's transpose is copied once, then one GEMM and the bias.
-  Tensor x = Tensor::randn({256, 512}, 1, DType::kF16), w = Tensor::randn({384, 512}, 2, DType::kF16);
+  Tensor x = Tensor::randn({256, 512}, 1, DType::kF16),
+         w = Tensor::randn({384, 512}, 2, DType::kF16);
   Lowered lin = lower({nn::linear(x, w, Tensor::randn({384}, 3, DType::kF16))}, hopper);
   ASSERT_EQ(lin.specs.size(), 3u);
   EXPECT_EQ(lin.plan.synthetic.size(), 1u);
@@ -145,14 +152,18 @@ TEST(FusionPlan, LargeHalfMatmulsGoToTensorCores) {
   EXPECT_EQ(int_arg(g, 5), 512);
   EXPECT_GT(g.dims.dynamic_shared_bytes, 0u);
   // Batch axes fold into M when B is shared; a row-major B needs no copy.
-  Tensor xb = Tensor::randn({2, 128, 512}, 4, DType::kBF16), b = Tensor::randn({512, 256}, 5, DType::kBF16);
+  Tensor xb = Tensor::randn({2, 128, 512}, 4, DType::kBF16),
+         b = Tensor::randn({512, 256}, 5, DType::kBF16);
   Lowered folded = lower({xb.matmul(b)}, hopper);
   ASSERT_EQ(folded.specs.size(), 1u);
   EXPECT_EQ(folded.specs[0].entry.rfind("gemm_mma_bf16_", 0), 0u);
   EXPECT_EQ(int_arg(folded.specs[0], 3), 256);
   // Not for: a B per batch, f32, small problems, or a target without tensor cores.
-  EXPECT_EQ(lower({xb.matmul(Tensor::randn({2, 512, 256}, 6, DType::kBF16))}, hopper).specs[0].entry, "nvt_matmul_bf16");
-  EXPECT_EQ(lower({x.cast(DType::kF32).matmul(w.cast(DType::kF32).t())}, hopper).specs.back().entry, "nvt_matmul_f32");
+  EXPECT_EQ(
+      lower({xb.matmul(Tensor::randn({2, 512, 256}, 6, DType::kBF16))}, hopper).specs[0].entry,
+      "nvt_matmul_bf16");
+  EXPECT_EQ(lower({x.cast(DType::kF32).matmul(w.cast(DType::kF32).t())}, hopper).specs.back().entry,
+            "nvt_matmul_f32");
   EXPECT_EQ(lower({x.slice(0, 0, 8).matmul(w.t())}, hopper).specs[0].entry, "nvt_matmul_f16");
   EXPECT_EQ(lower({xb.matmul(b)}).specs[0].entry, "nvt_matmul_bf16");
 }
@@ -168,7 +179,8 @@ TEST(FusionPlan, IndexOpsComputeTheirFusedSources) {
   Lowered c = lower({(x * 2.0).cumsum(0)});
   ASSERT_EQ(c.plan.kernels.size(), 1u);
   EXPECT_EQ(c.kinds[0], PlannedKernel::Kind::kScan);
-  EXPECT_TRUE(contains(c.specs[0].source, "double acc")) << "float cumsum accumulates in f64 as on the CPU";
+  EXPECT_TRUE(contains(c.specs[0].source, "double acc"))
+      << "float cumsum accumulates in f64 as on the CPU";
   EXPECT_EQ(kernels({Tensor::cat({x.exp(), x.flip({0}) * 3.0}, 1)}), 1u);
 }
 
@@ -182,11 +194,14 @@ TEST(CodeGen, ContiguousAccessesAreVectorized) {
   EXPECT_FALSE(contains(s, "i0 + 4 <= 4096")) << "no tail when the size divides";
   // f16 stores 8 elements at once; a comparison stores 4 bools (the f32 loads set the width).
   Lowered f16 = lower({(x.cast(DType::kF16) * 2.0)});
-  EXPECT_TRUE(contains(f16.specs[0].source, "nvt_store_vec<unsigned short, 4>")) << "f32 input limits f16 to 4";
+  EXPECT_TRUE(contains(f16.specs[0].source, "nvt_store_vec<unsigned short, 4>"))
+      << "f32 input limits f16 to 4";
   Tensor h = Tensor::randn({4097}, 3, DType::kF16);
   Lowered half = lower({h * 2.0});
-  EXPECT_TRUE(contains(half.specs[0].source, "nvt_load_vec<unsigned short, 8>")) << half.specs[0].source;
-  EXPECT_TRUE(contains(half.specs[0].source, "if (i0 + 8 <= 4097)")) << "the last partial vector takes the tail path";
+  EXPECT_TRUE(contains(half.specs[0].source, "nvt_load_vec<unsigned short, 8>"))
+      << half.specs[0].source;
+  EXPECT_TRUE(contains(half.specs[0].source, "if (i0 + 8 <= 4097)"))
+      << "the last partial vector takes the tail path";
   Lowered cmp = lower({x.gt(y)});
   EXPECT_TRUE(contains(cmp.specs[0].source, "nvt_store_vec<unsigned char, 4>"));
   // A transposed operand is read element by element with its strides.
@@ -216,16 +231,20 @@ TEST(CodeGen, NarrowDtypesRoundAfterEveryNode) {
   Lowered l = lower({(h * 3.0 + 1.0).exp()});
   const std::string& s = l.specs[0].source;
   size_t rounds = 0;
-  for (size_t at = s.find("nvt_h2f(nvt_f2h("); at != std::string::npos; at = s.find("nvt_h2f(nvt_f2h(", at + 1)) ++rounds;
+  for (size_t at = s.find("nvt_h2f(nvt_f2h("); at != std::string::npos;
+       at = s.find("nvt_h2f(nvt_f2h(", at + 1))
+    ++rounds;
   EXPECT_GE(rounds, 3u * 8) << "mul, add and exp each round to f16 in each of the 8 vector lanes";
   Tensor i8 = Tensor::randint(-100, 100, {64}, 2, DType::kI8);
-  EXPECT_TRUE(contains(lower({i8 * 3}).specs[0].source, "nvt_wrap_i8(nvt_mul(")) << "int8 products wrap";
+  EXPECT_TRUE(contains(lower({i8 * 3}).specs[0].source, "nvt_wrap_i8(nvt_mul("))
+      << "int8 products wrap";
 }
 
 TEST(CodeGen, IndexWidthFollowsTheTensorSize) {
   EXPECT_TRUE(contains(lower({x13().exp()}).specs[0].source, "for (int v ="));
   Tensor huge = Tensor::zeros({int64_t{3} << 30});
-  EXPECT_TRUE(contains(lower({(huge + 1.0).exp()}).specs[0].source, "for (long long v =")) << "3 Gi elements need 64-bit indices";
+  EXPECT_TRUE(contains(lower({(huge + 1.0).exp()}).specs[0].source, "for (long long v ="))
+      << "3 Gi elements need 64-bit indices";
 }
 
 TEST(CodeGen, ReductionLanesFollowTheShape) {
@@ -267,13 +286,16 @@ TEST(CodeGen, NvrtcCompilesRepresentativeGraphs) {
       {x.softmax(-1), x.log_softmax(0)},
       {h.softmax(-1), b.var({0}), h.cast(DType::kI8)},
       {x.argmax(1), x.argmin(0), x.max(), x.sum(), x.prod({0})},
-      {i32.bitwise_xor(i32.shl(2)).mod(7).pow(i32.abs().mod(3)), i32.gt(0).logical_xor(i32.lt(5)).any({1})},
+      {i32.bitwise_xor(i32.shl(2)).mod(7).pow(i32.abs().mod(3)),
+       i32.gt(0).logical_xor(i32.lt(5)).any({1})},
       {x.pad({{1, 1}, {2, 0}}, PadMode::kReflect), Tensor::cat({x, x.flip({1})}, 0).triu(1)},
       {x.gather(0, idx), x.scatter_add(0, idx, x.slice(0, 0, 5) * 2.0), x.cumsum(1), i32.cumsum(0)},
       {x.matmul(y), h.matmul(h.t()), i32.cast(DType::kI8).matmul(i32.cast(DType::kI8).t())},
-      {nn::conv2d(img, w, Tensor::randn({6}, 9), 2, 1, 1, 2), nn::conv_transpose2d(img, Tensor::randn({4, 3, 2, 2}, 10)),
-       nn::max_pool2d(img, 3, 2, 1), nn::avg_pool2d(img, 2)},
-      {nn::scaled_dot_product_attention(q, k, k, Tensor(), true), nn::layer_norm(x, {17}), x.erf().tanh().isnan()},
+      {nn::conv2d(img, w, Tensor::randn({6}, 9), 2, 1, 1, 2),
+       nn::conv_transpose2d(img, Tensor::randn({4, 3, 2, 2}, 10)), nn::max_pool2d(img, 3, 2, 1),
+       nn::avg_pool2d(img, 2)},
+      {nn::scaled_dot_product_attention(q, k, k, Tensor(), true), nn::layer_norm(x, {17}),
+       x.erf().tanh().isnan()},
       {Tensor::zeros({int64_t{3} << 30}).add(1.0)},
   };
   compile::CompileOptions o;
@@ -302,8 +324,10 @@ TEST(CodeGen, NvrtcCompilesRepresentativeGraphs) {
   }
   for (auto& t : workers) t.join();
   for (size_t i = 0; i < specs.size(); ++i) {
-    EXPECT_TRUE(errors[i].empty()) << "kernel " << specs[i].entry << " (" << specs[i].what << ") does not compile:\n"
-                                   << errors[i] << "\n" << specs[i].source;
+    EXPECT_TRUE(errors[i].empty())
+        << "kernel " << specs[i].entry << " (" << specs[i].what << ") does not compile:\n"
+        << errors[i] << "\n"
+        << specs[i].source;
   }
   EXPECT_GE(specs.size(), 30u);
 }

@@ -17,9 +17,10 @@ class GpuGraphs : public ::testing::TestWithParam<std::string> {
   void SetUp() override;
   // Runs `graph` on copies of the (CPU) inputs on the device and on the inputs
   // themselves on the CPU backend, and compares every output.
-  ::testing::AssertionResult matches_cpu(const std::vector<Tensor>& host_inputs,
-                                         const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& graph,
-                                         double rtol, double atol);
+  ::testing::AssertionResult matches_cpu(
+      const std::vector<Tensor>& host_inputs,
+      const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& graph, double rtol,
+      double atol);
 
   std::string device;
 };

@@ -19,28 +19,36 @@ namespace {
 
 namespace nn = tensor::nn;
 
-std::vector<float> host(const Tensor& t) { return t.to_vector<float>(); }
+std::vector<float> host(const Tensor& t) {
+  return t.to_vector<float>();
+}
 
 Tensor random(const Shape& shape, uint64_t seed, const std::string& device) {
   return Tensor::randn(shape, seed, DType::kF32, device);
 }
 
-::testing::AssertionResult near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
-  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " values, expected " << want.size();
+::testing::AssertionResult near(const std::vector<float>& got, const std::vector<float>& want,
+                                float tol = 1e-5f) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << got.size() << " values, expected " << want.size();
   for (size_t i = 0; i < got.size(); ++i) {
     if (!(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i])))) {
-      return ::testing::AssertionFailure() << "element " << i << ": got " << got[i] << ", expected " << want[i];
+      return ::testing::AssertionFailure()
+             << "element " << i << ": got " << got[i] << ", expected " << want[i];
     }
   }
   return ::testing::AssertionSuccess();
 }
 
-std::vector<float> zip(const std::vector<float>& a, const std::vector<float>& b, float (*f)(float, float)) {
+std::vector<float> zip(const std::vector<float>& a, const std::vector<float>& b,
+                       float (*f)(float, float)) {
   std::vector<float> out(a.size());
   for (size_t i = 0; i < a.size(); ++i) out[i] = f(a[i], b[i]);
   return out;
 }
-float add(float a, float b) { return a + b; }
+float add(float a, float b) {
+  return a + b;
+}
 
 }  // namespace
 
@@ -93,14 +101,17 @@ TEST_P(JitSuite, EarlierOutputsKeepTheirValues) {
   Jit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].sum()}; });
   std::vector<Tensor> results;
   for (int i = 1; i <= 4; ++i) {
-    results.push_back(f({Tensor::from_vector<float>({float(i), float(i)}, {2}, DType::kF32, device)})[0]);
+    results.push_back(
+        f({Tensor::from_vector<float>({float(i), float(i)}, {2}, DType::kF32, device)})[0]);
   }
-  for (int i = 1; i <= 4; ++i) EXPECT_EQ(results[i - 1].item<float>(), 2.0f * i) << "result of call " << i;
+  for (int i = 1; i <= 4; ++i)
+    EXPECT_EQ(results[i - 1].item<float>(), 2.0f * i) << "result of call " << i;
 }
 
 TEST_P(JitSuite, NewShapeCapturesAgain) {
   Jit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0] * 2.0).exp()}; });
-  for (const Shape& s : {Shape{10, 10}, Shape{10, 10}, Shape{10, 10}, Shape{20, 20}, Shape{20, 20}, Shape{20, 20}, Shape{10, 10}}) {
+  for (const Shape& s : {Shape{10, 10}, Shape{10, 10}, Shape{10, 10}, Shape{20, 20}, Shape{20, 20},
+                         Shape{20, 20}, Shape{10, 10}}) {
     Tensor a = random(s, numel(s) + f.calls(), device);
     std::vector<float> want = host(a);
     for (float& v : want) v = std::exp(2 * v);
@@ -126,7 +137,9 @@ TEST_P(JitSuite, WrongShapeAfterCaptureIsAnErrorWhenRecaptureIsOff) {
     EXPECT_NE(msg.find("[20, 20]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[10, 10]"), std::string::npos) << msg;
   }
-  EXPECT_THROW(f({random({10, 10}, 7, device).cast(DType::kF16), random({10, 10}, 8, device)}), Error) << "dtype change";
+  EXPECT_THROW(f({random({10, 10}, 7, device).cast(DType::kF16), random({10, 10}, 8, device)}),
+               Error)
+      << "dtype change";
 }
 
 TEST_P(JitSuite, ViewOffsetIsPartOfTheSignature) {
@@ -135,7 +148,8 @@ TEST_P(JitSuite, ViewOffsetIsPartOfTheSignature) {
   Jit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1.0}; }, strict);
   Tensor a = random({10, 10}, 1, device);
   f({a.slice(1, 1, 3)});
-  EXPECT_THROW(f({a.slice(1, 2, 4)}), Error) << "a view at another offset must not reuse the kernel";
+  EXPECT_THROW(f({a.slice(1, 2, 4)}), Error)
+      << "a view at another offset must not reuse the kernel";
   Jit g([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1.0}; });
   for (int64_t i = 1; i < 5; ++i) {
     Tensor v = a.slice(1, i, i + 2);
@@ -146,11 +160,13 @@ TEST_P(JitSuite, ViewOffsetIsPartOfTheSignature) {
 }
 
 TEST_P(JitSuite, ViewsOfNewBuffersAsInputs) {
-  Jit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].mul(in[1]).add(in[2])}; });
+  Jit f([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].mul(in[1]).add(in[2])};
+  });
   for (int i = 0; i < 5; ++i) {
-    Tensor a = random({6, 8}, 500 + i, device).t();                                // transposed
-    Tensor b = random({8, 12}, 600 + i, device).slice(1, 0, std::nullopt, 2);      // strided
-    Tensor c = random({8}, 700 + i, device).reshape({8, 1}).expand({8, 6});        // broadcast
+    Tensor a = random({6, 8}, 500 + i, device).t();                            // transposed
+    Tensor b = random({8, 12}, 600 + i, device).slice(1, 0, std::nullopt, 2);  // strided
+    Tensor c = random({8}, 700 + i, device).reshape({8, 1}).expand({8, 6});    // broadcast
     auto x = host(a), y = host(b), z = host(c);
     std::vector<float> want(x.size());
     for (size_t k = 0; k < x.size(); ++k) want[k] = x[k] * y[k] + z[k];
@@ -163,7 +179,8 @@ TEST_P(JitSuite, ConstantsAsInputs) {
   Jit g([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + in[1] + in[2]}; });
   for (int i = 0; i < 5; ++i) {
     Tensor x = Tensor::from_vector<float>({float(i), float(i), float(i)}, {3}, DType::kF32, device);
-    auto out = host(g({x, Tensor::ones({3}, DType::kF32, device), Tensor::zeros({3}, DType::kF32, device)})[0]);
+    auto out = host(
+        g({x, Tensor::ones({3}, DType::kF32, device), Tensor::zeros({3}, DType::kF32, device)})[0]);
     ASSERT_TRUE(near(out, {i + 1.0f, i + 1.0f, i + 1.0f})) << "call " << i;
   }
   expect_replays(g, 5, 1);
@@ -180,7 +197,8 @@ TEST_P(JitSuite, SizeOneInputIsNotFrozen) {
 
 TEST_P(JitSuite, DataUploadedInsideTheFunction) {
   Jit f([&](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{in[0] + Tensor::from_vector<float>({1, 2, 3}, {3}, DType::kF32, device)};
+    return std::vector<Tensor>{in[0] +
+                               Tensor::from_vector<float>({1, 2, 3}, {3}, DType::kF32, device)};
   });
   for (int i = 0; i < 5; ++i) {
     Tensor b = random({3}, 800 + i, device);
@@ -257,7 +275,8 @@ TEST_P(JitSuite, ReadingDataWhileCapturingIsAnError) {
 
 TEST_P(JitSuite, JitInsideJit) {
   Jit inner([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1.0}; });
-  Jit outer([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{inner({in[0]})[0] * 3.0}; });
+  Jit outer(
+      [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{inner({in[0]})[0] * 3.0}; });
   for (int i = 0; i < 5; ++i) {
     Tensor a = Tensor::from_vector<float>({float(i), float(i)}, {2}, DType::kF32, device);
     ASSERT_TRUE(near(host(outer({a})[0]), {3.0f * (i + 1), 3.0f * (i + 1)})) << "call " << i;
@@ -270,7 +289,8 @@ TEST_P(JitSuite, LongChainOfRealizedSteps) {
     for (int i = 0; i < 80; ++i) a = (a + in[1]).realize();
     return std::vector<Tensor>{(a * in[2]).realize()};
   });
-  Tensor a = random({10, 10}, 1, device), b = random({10, 10}, 2, device), c = random({10, 10}, 3, device);
+  Tensor a = random({10, 10}, 1, device), b = random({10, 10}, 2, device),
+         c = random({10, 10}, 3, device);
   auto x = host(a), y = host(b), z = host(c);
   std::vector<float> want(x.size());
   for (size_t k = 0; k < x.size(); ++k) {
@@ -290,9 +310,11 @@ TEST_P(JitSuite, AThousandCapturedFunctionsAlive) {
   weights.reserve(kCount);
   jits.reserve(kCount);
   for (int k = 0; k < kCount; ++k) {
-    weights.push_back(Tensor::from_vector<float>(std::vector<float>(4, float(k)), {4}, DType::kF32, device));
+    weights.push_back(
+        Tensor::from_vector<float>(std::vector<float>(4, float(k)), {4}, DType::kF32, device));
     Tensor w = weights.back();
-    jits.emplace_back([w](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + w}; });
+    jits.emplace_back(
+        [w](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + w}; });
   }
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4}, DType::kF32, device);
   for (int round = 0; round < 2; ++round) {

@@ -10,7 +10,9 @@ constexpr size_t kMaxCachedBytes = size_t{8} << 30;
 
 }  // namespace
 
-BufferPool::~BufferPool() { trim(); }
+BufferPool::~BufferPool() {
+  trim();
+}
 
 size_t BufferPool::size_class(size_t bytes) {
   constexpr size_t kMiB = size_t{1} << 20;

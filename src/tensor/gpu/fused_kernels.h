@@ -21,8 +21,10 @@
 
 namespace nvhcq::tensor {
 
-LaunchSpec generate_elementwise(const Node* root, const FusionPlan& plan, const KernelTarget& target);
-LaunchSpec generate_reduce(const Node* reduce, const Node* root, const FusionPlan& plan, const KernelTarget& target);
+LaunchSpec generate_elementwise(const Node* root, const FusionPlan& plan,
+                                const KernelTarget& target);
+LaunchSpec generate_reduce(const Node* reduce, const Node* root, const FusionPlan& plan,
+                           const KernelTarget& target);
 // cumsum: one thread per line along the axis, a sequential running sum (f64 for
 // float dtypes, wrapping int64 otherwise) rounded per output as the CPU does.
 LaunchSpec generate_scan(const Node* root, const FusionPlan& plan, const KernelTarget& target);

@@ -9,7 +9,12 @@ namespace {
 
 bool is_fusable(Op op) {
   switch (op) {
-    case Op::kUnary: case Op::kBinary: case Op::kWhere: case Op::kCast: case Op::kContiguous: case Op::kCat:
+    case Op::kUnary:
+    case Op::kBinary:
+    case Op::kWhere:
+    case Op::kCast:
+    case Op::kContiguous:
+    case Op::kCat:
       return true;
     default:
       return false;
@@ -17,7 +22,9 @@ bool is_fusable(Op op) {
 }
 
 // Elementwise ops whose sources are indexed exactly like their output.
-bool is_pointwise(Op op) { return is_fusable(op) && op != Op::kCat; }
+bool is_pointwise(Op op) {
+  return is_fusable(op) && op != Op::kCat;
+}
 
 // One use of a node by a schedule node, possibly through a View.
 struct Use {
@@ -35,13 +42,15 @@ bool identity_view(const Node* view, const Node* base) {
 
 // Library operands a kernel reads through arbitrary (unmasked) strides; the
 // others must be dense row-major buffers.
-bool reads_strided(const Node& lib, size_t operand) { return lib.op == Op::kMatmul && operand < 2; }
+bool reads_strided(const Node& lib, size_t operand) {
+  return lib.op == Op::kMatmul && operand < 2;
+}
 
 // Plans `mm` as one row-major GEMM when the tensor-core kernels can run it: fills
 // its two operands (and any copies to make first); false leaves it to the
 // strided kernel.
-bool plan_dense_gemm(const NodePtr& mm, std::unordered_set<const Node*>& mat, std::vector<NodePtr>& operands,
-                     std::vector<NodePtr>& copies) {
+bool plan_dense_gemm(const NodePtr& mm, std::unordered_set<const Node*>& mat,
+                     std::vector<NodePtr>& operands, std::vector<NodePtr>& copies) {
   if (mm->dtype != DType::kF16 && mm->dtype != DType::kBF16) return false;
   const NodePtr& a = mm->src[0];
   const NodePtr& b = mm->src[1];
@@ -94,14 +103,20 @@ bool plan_dense_gemm(const NodePtr& mm, std::unordered_set<const Node*>& mat, st
 
 bool is_library_op(Op op) {
   switch (op) {
-    case Op::kMatmul: case Op::kConv2d: case Op::kConvTranspose2d: case Op::kPool2d: case Op::kAttention:
+    case Op::kMatmul:
+    case Op::kConv2d:
+    case Op::kConvTranspose2d:
+    case Op::kPool2d:
+    case Op::kAttention:
       return true;
     default:
       return false;
   }
 }
 
-bool is_index_op(Op op) { return op == Op::kGather || op == Op::kScatterAdd || op == Op::kCumsum; }
+bool is_index_op(Op op) {
+  return op == Op::kGather || op == Op::kScatterAdd || op == Op::kCumsum;
+}
 
 FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target) {
   FusionPlan plan;
@@ -124,7 +139,8 @@ FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target) {
 
   // Pass 1: materialization, in topological order.
   std::unordered_map<const Node*, int> cost, depth;
-  std::unordered_map<const Node*, std::vector<NodePtr>> synthetic_before;  // library node -> its copies
+  std::unordered_map<const Node*, std::vector<NodePtr>>
+      synthetic_before;  // library node -> its copies
   auto fused_base = [&](const NodePtr& s) -> const Node* {
     const Node* base = s->op == Op::kView ? s->src[0].get() : s.get();
     if (base->realized() || base->op == Op::kConst || mat.count(base)) return nullptr;
@@ -137,7 +153,8 @@ FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target) {
       if (outputs.count(n)) mat.insert(n);
       continue;
     }
-    if (outputs.count(n) || is_library_op(n->op) || is_index_op(n->op) || n->op == Op::kReduce) mat.insert(n);
+    if (outputs.count(n) || is_library_op(n->op) || is_index_op(n->op) || n->op == Op::kReduce)
+      mat.insert(n);
     if (!is_library_op(n->op)) {
       int c = 1, d = 1;
       for (const auto& s : n->src) {
@@ -152,9 +169,11 @@ FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target) {
     if (is_fusable(n->op) && !mat.count(n)) {
       const auto& u = uses[n];
       bool broadcast = false;
-      for (const Use& use : u) broadcast = broadcast || (use.view && numel(use.view->shape) > numel(n->shape));
+      for (const Use& use : u)
+        broadcast = broadcast || (use.view && numel(use.view->shape) > numel(n->shape));
       const bool costly = cost[n] > FusionPlan::kMaxRecomputeOps;
-      if ((u.size() > 1 && costly) || (broadcast && costly) || depth[n] >= FusionPlan::kMaxFusedDepth) {
+      if ((u.size() > 1 && costly) || (broadcast && costly) ||
+          depth[n] >= FusionPlan::kMaxFusedDepth) {
         mat.insert(n);
         cost[n] = 0;
         depth[n] = 0;
@@ -216,7 +235,8 @@ FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target) {
         const Node* base = via ? s->src[0].get() : s.get();
         if (base->realized() || base->op == Op::kConst || !identity_view(via, base)) continue;
         if (mat.count(base)) {
-          if (base->op == Op::kReduce && !outputs.count(base) && uses[base].size() == 1 && !epilogue_of.count(base)) {
+          if (base->op == Op::kReduce && !outputs.count(base) && uses[base].size() == 1 &&
+              !epilogue_of.count(base)) {
             candidate = base;
             break;
           }
@@ -236,7 +256,8 @@ FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target) {
   for (const auto& np : schedule.nodes) {
     const Node* n = np.get();
     if (!mat.count(n)) continue;
-    for (const auto& copy : synthetic_before[n]) plan.kernels.push_back({PlannedKernel::Kind::kElementwise, copy, nullptr});
+    for (const auto& copy : synthetic_before[n])
+      plan.kernels.push_back({PlannedKernel::Kind::kElementwise, copy, nullptr});
     PlannedKernel k;
     k.root = np;
     if (is_library_op(n->op)) {
@@ -246,7 +267,8 @@ FusionPlan plan_fusion(const Schedule& schedule, const KernelTarget& target) {
       k.reduce = np;
     } else if (n->op == Op::kCumsum) {
       k.kind = PlannedKernel::Kind::kScan;
-    } else if (auto it = epilogue_of.find(n); it != epilogue_of.end() && it->second->op == Op::kReduce) {
+    } else if (auto it = epilogue_of.find(n);
+               it != epilogue_of.end() && it->second->op == Op::kReduce) {
       k.kind = PlannedKernel::Kind::kReduce;
       k.reduce = it->second;
     }

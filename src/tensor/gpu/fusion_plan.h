@@ -48,9 +48,9 @@ struct FusionPlan {
   // expression has at most this many ops; otherwise they get a buffer.
   static constexpr int kMaxRecomputeOps = 8;
 
-  std::vector<PlannedKernel> kernels;               // in execution order
-  std::unordered_set<const Node*> materialized;     // nodes that get a buffer in this plan
-  std::vector<NodePtr> synthetic;                   // contiguous copies planned for library operands
+  std::vector<PlannedKernel> kernels;            // in execution order
+  std::unordered_set<const Node*> materialized;  // nodes that get a buffer in this plan
+  std::vector<NodePtr> synthetic;                // contiguous copies planned for library operands
   // The operands each library node reads: its own sources, or synthetic copies of them.
   std::unordered_map<const Node*, std::vector<NodePtr>> library_operands;
   // Matmuls planned as one row-major GEMM [M, K] x [K, N] for the tensor-core

@@ -26,14 +26,17 @@ std::atomic<bool>& poison_flag() {
 }
 
 const GpuBuffer& as_gpu(const Buffer& b, const Backend* owner) {
-  if (&b.backend() != owner) throw Error("a buffer of device '" + b.backend().name() + "' was passed to the '" + owner->name() + "' backend");
+  if (&b.backend() != owner)
+    throw Error("a buffer of device '" + b.backend().name() + "' was passed to the '" +
+                owner->name() + "' backend");
   return static_cast<const GpuBuffer&>(b);
 }
 
 void check_range(const Buffer& b, size_t offset, size_t bytes, const char* what) {
   if (offset > b.bytes() || bytes > b.bytes() - offset) {
-    throw Error(std::string(what) + ": " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
-                " exceed a buffer of " + std::to_string(b.bytes()) + " bytes");
+    throw Error(std::string(what) + ": " + std::to_string(bytes) + " bytes at offset " +
+                std::to_string(offset) + " exceed a buffer of " + std::to_string(b.bytes()) +
+                " bytes");
   }
 }
 
@@ -95,7 +98,8 @@ class GpuBackend::GpuRecording final : public Recording {
   void set_slot(size_t slot, std::shared_ptr<Buffer> buffer) override {
     if (slots_.at(slot) == buffer) return;
     if (!buffer || buffer->bytes() < slots_[slot]->bytes()) {
-      throw Error("internal: a recording slot of " + std::to_string(slots_[slot]->bytes()) + " bytes rebound to a smaller buffer");
+      throw Error("internal: a recording slot of " + std::to_string(slots_[slot]->bytes()) +
+                  " bytes rebound to a smaller buffer");
     }
     as_gpu(*buffer, &backend_);
     slots_[slot] = std::move(buffer);
@@ -103,7 +107,8 @@ class GpuBackend::GpuRecording final : public Recording {
   }
   bool read_back() const override { return read_back_; }
 
-  void freeze_constants(const std::vector<size_t>& input_slots, const std::vector<size_t>& output_slots) override {
+  void freeze_constants(const std::vector<size_t>& input_slots,
+                        const std::vector<size_t>& output_slots) override {
     if (graph_) throw Error("internal: freeze_constants after the first replay");
     std::vector<bool> variable(slots_.size(), false), output(slots_.size(), false);
     for (size_t s : input_slots) variable.at(s) = true;
@@ -113,8 +118,10 @@ class GpuBackend::GpuRecording final : public Recording {
       for (size_t i = 0; i < l.args.size(); ++i) {
         const int s = l.args[i].slot;
         if (s < 0) continue;
-        if (l.args[i].written) writes_output = writes_output || output[s];
-        else reads_variable = reads_variable || variable[s];
+        if (l.args[i].written)
+          writes_output = writes_output || output[s];
+        else
+          reads_variable = reads_variable || variable[s];
       }
       l.frozen = !reads_variable && !writes_output;
       if (!l.frozen) {
@@ -207,14 +214,16 @@ class GpuBackend::GpuRecording final : public Recording {
 
 // ---- the backend -------------------------------------------------------------------
 
-GpuBackend::GpuBackend(std::string name, std::unique_ptr<gpu::Accelerator> acc, std::unique_ptr<KernelLoader> loader)
+GpuBackend::GpuBackend(std::string name, std::unique_ptr<gpu::Accelerator> acc,
+                       std::unique_ptr<KernelLoader> loader)
     : name_(std::move(name)), acc_(std::move(acc)), loader_(std::move(loader)), pool_(*acc_) {
   target_.sm_count = std::max<uint32_t>(1, acc_->sm_count());
   // mma.sync m16n8k16 (f16 and bf16) needs sm_80 or later; NVHCQ_TENSOR_MMA=0 turns it off.
   const std::string arch = acc_->arch();
   const char* mma_env = std::getenv("NVHCQ_TENSOR_MMA");
   const bool mma_allowed = mma_env == nullptr || std::string(mma_env) != "0";
-  target_.tensor_core_gemm = mma_allowed && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
+  target_.tensor_core_gemm =
+      mma_allowed && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
   error_flag_ = allocate(4);
   const uint32_t zero = 0;
   copy_in(*error_flag_, 0, &zero, 4);
@@ -228,7 +237,9 @@ GpuBackend::~GpuBackend() {
   }
 }
 
-void GpuBackend::set_poison_new_buffers(bool on) { poison_flag().store(on); }
+void GpuBackend::set_poison_new_buffers(bool on) {
+  poison_flag().store(on);
+}
 
 std::shared_ptr<Buffer> GpuBackend::allocate(size_t bytes) {
   auto memory = pool_.take(std::max<size_t>(bytes, 1));
@@ -248,7 +259,9 @@ std::shared_ptr<Buffer> GpuBackend::allocate(size_t bytes) {
     d.block[0] = 256;
     d.grid[0] = static_cast<uint32_t>(std::clamp<uint64_t>((words + 255) / 256, 1, 4096));
     // Not recorded: a replay need not poison again.
-    acc_->launch(*kernel, gpu::KernelArgs().ptr(buffer->va()).add(0x7F7F7F7Fu).add<unsigned long long>(words), d);
+    acc_->launch(
+        *kernel,
+        gpu::KernelArgs().ptr(buffer->va()).add(0x7F7F7F7Fu).add<unsigned long long>(words), d);
   }
   return buffer;
 }
@@ -298,7 +311,8 @@ void GpuBackend::check_error_flag() {
   const uint32_t zero = 0;
   acc_->upload(mem, 0, &zero, 4);
   const char* op = flag == 2 ? "scatter_add" : "gather";
-  throw Error(std::string(op) + ": an index is out of range for the indexed axis (found by a kernel on '" + name_ +
+  throw Error(std::string(op) +
+              ": an index is out of range for the indexed axis (found by a kernel on '" + name_ +
               "'; the CPU backend names the index)");
 }
 
@@ -315,8 +329,9 @@ LaunchSpec GpuBackend::lower(const PlannedKernel& k, const FusionPlan& plan) con
   return lower_kernel(k, plan, target_);
 }
 
-BoundLaunch GpuBackend::bind(const LaunchSpec& spec, std::shared_ptr<gpu::Kernel> kernel,
-                             const std::unordered_map<const Node*, std::shared_ptr<Buffer>>& buffers) {
+BoundLaunch GpuBackend::bind(
+    const LaunchSpec& spec, std::shared_ptr<gpu::Kernel> kernel,
+    const std::unordered_map<const Node*, std::shared_ptr<Buffer>>& buffers) {
   BoundLaunch l;
   l.kernel = std::move(kernel);
   l.dims = spec.dims;
@@ -326,9 +341,13 @@ BoundLaunch GpuBackend::bind(const LaunchSpec& spec, std::shared_ptr<gpu::Kernel
     switch (a.kind) {
       case ArgSpec::Kind::kBuffer: {
         auto it = buffers.find(a.node);
-        if (it != buffers.end()) arg.buffer = it->second;
-        else if (a.node->realized()) arg.buffer = a.node->buffer;
-        else throw Error(std::string("internal: kernel ") + spec.entry + " reads an unrealized " + op_name(a.node->op) + " node");
+        if (it != buffers.end())
+          arg.buffer = it->second;
+        else if (a.node->realized())
+          arg.buffer = a.node->buffer;
+        else
+          throw Error(std::string("internal: kernel ") + spec.entry + " reads an unrealized " +
+                      op_name(a.node->op) + " node");
         arg.offset = a.byte_offset;
         break;
       }
@@ -354,7 +373,8 @@ void GpuBackend::launch(const BoundLaunch& l) {
   try {
     acc_->launch(*l.kernel, make_args(l.args, this), l.dims);
   } catch (const Error& e) {
-    throw Error("launching " + l.what + " on '" + name_ + "' failed: " + e.what(), e.call(), e.status(), e.hint());
+    throw Error("launching " + l.what + " on '" + name_ + "' failed: " + e.what(), e.call(),
+                e.status(), e.hint());
   }
   ++stats_.launches;
   if (l.flags_errors) error_check_pending_ = true;
@@ -392,7 +412,9 @@ void GpuBackend::execute(const Schedule& schedule) {
 }
 
 void GpuBackend::begin_recording() {
-  if (recording_) throw Error("the '" + name_ + "' backend is already recording (a Jit cannot run inside another Jit's capture)");
+  if (recording_)
+    throw Error("the '" + name_ +
+                "' backend is already recording (a Jit cannot run inside another Jit's capture)");
   recording_ = std::make_unique<GpuRecording>(*this);
 }
 
@@ -403,8 +425,10 @@ std::unique_ptr<Recording> GpuBackend::end_recording() {
 
 std::unique_ptr<Backend> make_gpu_backend(const std::string& name) {
   if (!compile::nvrtc_available()) {
-    throw Error("the '" + name + "' tensor backend needs NVRTC to compile its kernels, and NVRTC is not installed", {}, 0,
-                "install the CUDA toolkit's NVRTC, or set CUDA_HOME to a toolkit");
+    throw Error(
+        "the '" + name +
+            "' tensor backend needs NVRTC to compile its kernels, and NVRTC is not installed",
+        {}, 0, "install the CUDA toolkit's NVRTC, or set CUDA_HOME to a toolkit");
   }
   std::unique_ptr<gpu::Accelerator> acc = cuda::open_accelerator(name);
   auto loader = make_nvrtc_loader(*acc);

@@ -32,7 +32,8 @@ namespace nvhcq::tensor {
 // A buffer in device memory (from the backend's pool).
 class GpuBuffer final : public Buffer {
  public:
-  GpuBuffer(Backend* backend, size_t bytes, std::unique_ptr<gpu::DeviceMemory> memory, BufferPool* pool)
+  GpuBuffer(Backend* backend, size_t bytes, std::unique_ptr<gpu::DeviceMemory> memory,
+            BufferPool* pool)
       : Buffer(backend, bytes), memory_(std::move(memory)), pool_(pool) {}
   ~GpuBuffer() override { pool_->give_back(std::move(memory_)); }
   uint64_t va() const { return memory_->va(); }
@@ -49,7 +50,7 @@ struct BoundLaunch {
     std::shared_ptr<Buffer> buffer;  // null for a raw value
     uint64_t offset = 0;
     std::vector<uint8_t> bytes;
-    bool written = false;            // the kernel writes this buffer (besides argument 0)
+    bool written = false;  // the kernel writes this buffer (besides argument 0)
   };
   std::shared_ptr<gpu::Kernel> kernel;
   std::vector<Arg> args;
@@ -60,7 +61,8 @@ struct BoundLaunch {
 
 class GpuBackend final : public Backend, public CaptureBackend {
  public:
-  GpuBackend(std::string name, std::unique_ptr<gpu::Accelerator> acc, std::unique_ptr<KernelLoader> loader);
+  GpuBackend(std::string name, std::unique_ptr<gpu::Accelerator> acc,
+             std::unique_ptr<KernelLoader> loader);
   ~GpuBackend() override;
 
   const std::string& name() const override { return name_; }

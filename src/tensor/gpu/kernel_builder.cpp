@@ -31,7 +31,8 @@ std::string Index::key() const {
   return k;
 }
 
-KernelBuilder::KernelBuilder(const FusionPlan& plan, bool wide_index) : plan_(plan), wide_(wide_index) {
+KernelBuilder::KernelBuilder(const FusionPlan& plan, bool wide_index)
+    : plan_(plan), wide_(wide_index) {
   memo_.emplace_back();
 }
 
@@ -44,7 +45,9 @@ int KernelBuilder::param_of(const Node* n) {
   return k;
 }
 
-void KernelBuilder::line(const std::string& text) { out_ << std::string(2 * indent_, ' ') << text << "\n"; }
+void KernelBuilder::line(const std::string& text) {
+  out_ << std::string(2 * indent_, ' ') << text << "\n";
+}
 void KernelBuilder::open(const std::string& text) {
   line(text + " {");
   ++indent_;
@@ -53,9 +56,15 @@ void KernelBuilder::close(const std::string& text) {
   --indent_;
   line(text);
 }
-void KernelBuilder::push_scope() { memo_.emplace_back(); }
-void KernelBuilder::pop_scope() { memo_.pop_back(); }
-std::string KernelBuilder::fresh(const char* prefix) { return prefix + std::to_string(next_var_++); }
+void KernelBuilder::push_scope() {
+  memo_.emplace_back();
+}
+void KernelBuilder::pop_scope() {
+  memo_.pop_back();
+}
+std::string KernelBuilder::fresh(const char* prefix) {
+  return prefix + std::to_string(next_var_++);
+}
 
 std::string KernelBuilder::assign(const char* ctype, const std::string& expr) {
   const std::string name = fresh("t");
@@ -78,9 +87,12 @@ std::string KernelBuilder::value(const Node* n, const Index& idx) {
   return v;
 }
 
-std::string KernelBuilder::compute(const Node* n, const Index& idx) { return emit_value(n, idx); }
+std::string KernelBuilder::compute(const Node* n, const Index& idx) {
+  return emit_value(n, idx);
+}
 
-std::vector<std::string> KernelBuilder::unravel(const std::string& flat, const std::vector<int64_t>& shape) {
+std::vector<std::string> KernelBuilder::unravel(const std::string& flat,
+                                                const std::vector<int64_t>& shape) {
   const std::string key = "U" + flat + ":" + shape_key(shape);
   std::vector<std::string> dims(shape.size(), "0");
   int first = -1;
@@ -127,7 +139,8 @@ std::string KernelBuilder::dense_offset(const Index& idx, const std::vector<int6
   return off.empty() ? "0" : off;
 }
 
-std::string KernelBuilder::offset_of(const std::vector<std::string>& dims, const std::vector<int64_t>& shape) {
+std::string KernelBuilder::offset_of(const std::vector<std::string>& dims,
+                                     const std::vector<int64_t>& shape) {
   Index i;
   i.flat = false;
   i.dims = dims;
@@ -215,7 +228,8 @@ std::string KernelBuilder::view_value(const Node* vn, const Index& idx) {
         continue;
       }
       if (lo > 0) cond += (cond.empty() ? "" : " && ") + dims[d] + " >= " + std::to_string(lo);
-      if (hi < view.shape[d]) cond += (cond.empty() ? "" : " && ") + dims[d] + " < " + std::to_string(hi);
+      if (hi < view.shape[d])
+        cond += (cond.empty() ? "" : " && ") + dims[d] + " < " + std::to_string(hi);
     }
   }
   const std::string pad = literal(t, view.pad_value);
@@ -227,7 +241,8 @@ std::string KernelBuilder::view_value(const Node* vn, const Index& idx) {
   std::string off = view.offset != 0 ? std::to_string(view.offset) : "";
   for (size_t d = 0; d < view.shape.size(); ++d) {
     if (view.shape[d] == 1 || view.strides[d] == 0 || dims[d] == "0") continue;
-    const std::string term = view.strides[d] == 1 ? dims[d] : dims[d] + " * " + std::to_string(view.strides[d]);
+    const std::string term =
+        view.strides[d] == 1 ? dims[d] : dims[d] + " * " + std::to_string(view.strides[d]);
     off = off.empty() ? term : off + " + " + term;
   }
   if (off.empty()) off = "0";
@@ -298,7 +313,8 @@ std::string KernelBuilder::gather_value(const Node* n, const Index& idx) {
   at.dims = dims;
   const std::string k = value(index, at);
   uses_error_flag = true;
-  const std::string bad = assign("bool", k + " < 0 || " + k + " >= " + std::to_string(x->shape[a]) + "LL");
+  const std::string bad =
+      assign("bool", k + " < 0 || " + k + " >= " + std::to_string(x->shape[a]) + "LL");
   line("if (" + bad + ") nvt_raise(err, 1u);");
   at.dims[a] = assign(idx_type(), bad + " ? 0 : (" + std::string(idx_type()) + ")" + k);
   return value(x, at);
@@ -326,13 +342,15 @@ std::string KernelBuilder::scatter_add_value(const Node* n, const Index& idx) {
   }
   open(cond.empty() ? "" : "if (" + cond + ")");
   const std::string j = fresh("j");
-  open("for (" + std::string(idx_type()) + " " + j + " = 0; " + j + " < " + std::to_string(index->shape[a]) + "; ++" + j + ")");
+  open("for (" + std::string(idx_type()) + " " + j + " = 0; " + j + " < " +
+       std::to_string(index->shape[a]) + "; ++" + j + ")");
   push_scope();
   Index jat = at;
   jat.dims[a] = j;
   const std::string k = value(index, jat);
   uses_error_flag = true;
-  line("if (" + k + " < 0 || " + k + " >= " + std::to_string(n->shape[a]) + "LL) nvt_raise(err, 2u);");
+  line("if (" + k + " < 0 || " + k + " >= " + std::to_string(n->shape[a]) +
+       "LL) nvt_raise(err, 2u);");
   open("if (" + k + " == " + dims[a] + ")");
   push_scope();
   const std::string v = value(src, jat);

@@ -41,7 +41,9 @@ struct Index {
 struct AffineLoad {
   int param;
   int64_t offset;
-  bool operator<(const AffineLoad& o) const { return param != o.param ? param < o.param : offset < o.offset; }
+  bool operator<(const AffineLoad& o) const {
+    return param != o.param ? param < o.param : offset < o.offset;
+  }
 };
 
 class KernelBuilder {
@@ -68,7 +70,7 @@ class KernelBuilder {
 
   // Emits a line of code at the current indentation.
   void line(const std::string& text);
-  void open(const std::string& text);   // "text {" and indent
+  void open(const std::string& text);  // "text {" and indent
   void close(const std::string& text = "}");
   void push_scope();
   void pop_scope();

@@ -16,19 +16,23 @@
 namespace nvhcq::tensor {
 namespace {
 
-std::string source_key(const LaunchSpec& s) { return ContentHash().add(s.source).add(s.file).hex(); }
+std::string source_key(const LaunchSpec& s) {
+  return ContentHash().add(s.source).add(s.file).hex();
+}
 
 class NvrtcLoader final : public KernelLoader {
  public:
   explicit NvrtcLoader(gpu::Accelerator& acc) : acc_(acc) { options_.arch = acc.arch(); }
 
-  std::vector<std::shared_ptr<gpu::Kernel>> load_all(const std::vector<const LaunchSpec*>& specs) override {
+  std::vector<std::shared_ptr<gpu::Kernel>> load_all(
+      const std::vector<const LaunchSpec*>& specs) override {
     std::lock_guard<std::mutex> lock(mutex_);
     // Compile the sources not seen yet, several at a time.
     std::vector<std::pair<std::string, const LaunchSpec*>> missing;
     for (const LaunchSpec* s : specs) {
       const std::string key = source_key(*s);
-      if (cubins_.count(key) || std::any_of(missing.begin(), missing.end(), [&](auto& m) { return m.first == key; })) {
+      if (cubins_.count(key) ||
+          std::any_of(missing.begin(), missing.end(), [&](auto& m) { return m.first == key; })) {
         continue;
       }
       missing.emplace_back(key, s);
@@ -36,7 +40,8 @@ class NvrtcLoader final : public KernelLoader {
     if (missing.size() == 1) {
       cubins_[missing[0].first] = compile_one(*missing[0].second);
     } else if (!missing.empty()) {
-      const size_t workers = std::max<size_t>(1, std::min<size_t>(missing.size(), std::thread::hardware_concurrency()));
+      const size_t workers = std::max<size_t>(
+          1, std::min<size_t>(missing.size(), std::thread::hardware_concurrency()));
       std::vector<std::vector<uint8_t>> results(missing.size());
       std::vector<std::exception_ptr> errors(missing.size());
       std::vector<std::thread> pool;
@@ -68,7 +73,8 @@ class NvrtcLoader final : public KernelLoader {
         try {
           k = acc_.load(cubins_.at(key), s->entry);
         } catch (const Error& e) {
-          throw Error("loading kernel " + s->entry + " (" + s->what + ") on " + acc_.backend() + " failed: " + e.what());
+          throw Error("loading kernel " + s->entry + " (" + s->what + ") on " + acc_.backend() +
+                      " failed: " + e.what());
         }
         it = kernels_.emplace(kkey, std::move(k)).first;
       }
@@ -87,8 +93,8 @@ class NvrtcLoader final : public KernelLoader {
       if (!m.from_cache) ++compiled_;
       return std::move(m.cubin);
     } catch (const Error& e) {
-      throw Error("compiling kernel " + s.entry + " (" + s.what + ") failed: " + e.what(), e.call(), e.status(),
-                  "set NVHCQ_DUMP_KERNELS=<dir> to keep the generated source");
+      throw Error("compiling kernel " + s.entry + " (" + s.what + ") failed: " + e.what(), e.call(),
+                  e.status(), "set NVHCQ_DUMP_KERNELS=<dir> to keep the generated source");
     }
   }
 
@@ -102,14 +108,17 @@ class NvrtcLoader final : public KernelLoader {
 
 }  // namespace
 
-std::unique_ptr<KernelLoader> make_nvrtc_loader(gpu::Accelerator& acc) { return std::make_unique<NvrtcLoader>(acc); }
+std::unique_ptr<KernelLoader> make_nvrtc_loader(gpu::Accelerator& acc) {
+  return std::make_unique<NvrtcLoader>(acc);
+}
 
 void dump_kernel_source(const LaunchSpec& spec) {
   const char* dir = std::getenv("NVHCQ_DUMP_KERNELS");
   if (dir == nullptr || *dir == '\0') return;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  const std::string path = std::string(dir) + "/" + spec.entry + "-" + source_key(spec).substr(0, 8) + ".cu";
+  const std::string path =
+      std::string(dir) + "/" + spec.entry + "-" + source_key(spec).substr(0, 8) + ".cu";
   std::ofstream(path) << spec.source;
 }
 

@@ -21,7 +21,8 @@ class KernelLoader {
   virtual ~KernelLoader() = default;
   // One loaded kernel per spec (specs sharing a source share its module).
   // Throws Error naming the kernel and what it computes when compilation fails.
-  virtual std::vector<std::shared_ptr<gpu::Kernel>> load_all(const std::vector<const LaunchSpec*>& specs) = 0;
+  virtual std::vector<std::shared_ptr<gpu::Kernel>> load_all(
+      const std::vector<const LaunchSpec*>& specs) = 0;
   // Sources compiled so far (cache misses of this process).
   virtual size_t compiled() const = 0;
 };

@@ -57,7 +57,7 @@ struct LaunchSpec {
   std::string entry;   // the __global__ function
   std::vector<ArgSpec> args;
   gpu::LaunchDims dims;
-  std::string what;    // what the kernel computes, for error messages and dumps
+  std::string what;  // what the kernel computes, for error messages and dumps
 };
 
 // Launch-geometry facts the generators need.

@@ -35,7 +35,8 @@ static_assert(sizeof(MmShape) == 64 && sizeof(MmOperand) == 56 && sizeof(ConvGeo
 
 constexpr uint32_t kMaxGrid = 1u << 20;
 
-LaunchSpec library_spec(const char* file, const std::string& kernel, DType t, const std::string& what) {
+LaunchSpec library_spec(const char* file, const std::string& kernel, DType t,
+                        const std::string& what) {
   LaunchSpec s;
   s.file = file;
   s.source = std::string(kernels::embedded_source(file));
@@ -46,7 +47,8 @@ LaunchSpec library_spec(const char* file, const std::string& kernel, DType t, co
 
 void grid_for(LaunchSpec& s, int64_t work, uint32_t block = 256) {
   s.dims.block[0] = block;
-  s.dims.grid[0] = static_cast<uint32_t>(std::clamp<int64_t>((work + block - 1) / block, 1, kMaxGrid));
+  s.dims.grid[0] =
+      static_cast<uint32_t>(std::clamp<int64_t>((work + block - 1) / block, 1, kMaxGrid));
 }
 
 // The node whose buffer holds an operand, and how the operand reads it.
@@ -66,7 +68,9 @@ const Node* dense_operand(const FusionPlan& plan, const Node* node, size_t i) {
   return op.get();
 }
 
-std::string shape_text(const Shape& s) { return shape_str(s); }
+std::string shape_text(const Shape& s) {
+  return shape_str(s);
+}
 
 // A matmul planned as one row-major GEMM (FusionPlan::dense_gemm): the
 // tensor-core kernel gemm_plan.h picks for the shape.
@@ -80,17 +84,22 @@ LaunchSpec lower_dense_gemm(const Node* node, const FusionPlan& plan, const Kern
   p.m = static_cast<uint32_t>(numel(out) / out[nd - 1]);
   p.n = static_cast<uint32_t>(out[nd - 1]);
   p.k = static_cast<uint32_t>(b.view.shape[0]);
-  const uint64_t a_bytes = static_cast<uint64_t>(a.view.offset) * 2, b_bytes = static_cast<uint64_t>(b.view.offset) * 2;
+  const uint64_t a_bytes = static_cast<uint64_t>(a.view.offset) * 2,
+                 b_bytes = static_cast<uint64_t>(b.view.offset) * 2;
   p.aligned16 = a_bytes % 16 == 0 && b_bytes % 16 == 0;
   const kernels::KernelLaunch l = kernels::plan_gemm(p, target.sm_count);
   LaunchSpec s;
   s.file = l.file;
   s.source = std::string(kernels::embedded_source(l.file));
   s.entry = l.kernel;
-  s.what = "matmul [" + std::to_string(p.m) + ", " + std::to_string(p.k) + "] @ [" + std::to_string(p.k) + ", " +
-           std::to_string(p.n) + "] " + dtype_name(node->dtype) + " on tensor cores (" + l.variant + ")";
-  s.args = {ArgSpec::buffer(node), ArgSpec::buffer(a.base, a_bytes), ArgSpec::buffer(b.base, b_bytes),
-            ArgSpec::value<int32_t>(static_cast<int32_t>(p.m)), ArgSpec::value<int32_t>(static_cast<int32_t>(p.n)),
+  s.what = "matmul [" + std::to_string(p.m) + ", " + std::to_string(p.k) + "] @ [" +
+           std::to_string(p.k) + ", " + std::to_string(p.n) + "] " + dtype_name(node->dtype) +
+           " on tensor cores (" + l.variant + ")";
+  s.args = {ArgSpec::buffer(node),
+            ArgSpec::buffer(a.base, a_bytes),
+            ArgSpec::buffer(b.base, b_bytes),
+            ArgSpec::value<int32_t>(static_cast<int32_t>(p.m)),
+            ArgSpec::value<int32_t>(static_cast<int32_t>(p.n)),
             ArgSpec::value<int32_t>(static_cast<int32_t>(p.k))};
   for (int i = 0; i < 3; ++i) {
     s.dims.grid[i] = l.grid[i];
@@ -132,7 +141,9 @@ LaunchSpec lower_matmul(const Node* node, const FusionPlan& plan, const KernelTa
     }
   }
   if (axes.size() > 4) {
-    throw Error("matmul of shape " + shape_text(out) + ": more than 4 batch axes that cannot be merged are not supported on the GPU backends");
+    throw Error(
+        "matmul of shape " + shape_text(out) +
+        ": more than 4 batch axes that cannot be merged are not supported on the GPU backends");
   }
   int64_t batches = 1;
   for (size_t i = 0; i < 4; ++i) shape.batch[i] = 1;
@@ -144,11 +155,13 @@ LaunchSpec lower_matmul(const Node* node, const FusionPlan& plan, const KernelTa
   }
   shape.batch_dims = static_cast<int32_t>(axes.size());
   const int64_t gy = (shape.m + 63) / 64;
-  if (gy > 65535) throw Error("matmul with " + std::to_string(shape.m) + " rows is too tall for one launch");
+  if (gy > 65535)
+    throw Error("matmul with " + std::to_string(shape.m) + " rows is too tall for one launch");
   LaunchSpec s = library_spec("tensor_matmul.cu", "nvt_matmul", node->dtype,
-                              "matmul " + shape_text(a.view.shape) + " @ " + shape_text(b.view.shape) + " " + dtype_name(node->dtype));
-  s.args = {ArgSpec::buffer(node), ArgSpec::buffer(a.base), ArgSpec::buffer(b.base), ArgSpec::value(shape),
-            ArgSpec::value(ao), ArgSpec::value(bo)};
+                              "matmul " + shape_text(a.view.shape) + " @ " +
+                                  shape_text(b.view.shape) + " " + dtype_name(node->dtype));
+  s.args = {ArgSpec::buffer(node), ArgSpec::buffer(a.base), ArgSpec::buffer(b.base),
+            ArgSpec::value(shape), ArgSpec::value(ao),      ArgSpec::value(bo)};
   s.dims.block[0] = 256;
   s.dims.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, (shape.n + 63) / 64));
   s.dims.grid[1] = static_cast<uint32_t>(std::max<int64_t>(1, gy));
@@ -160,15 +173,22 @@ LaunchSpec lower_conv(const Node* node, const FusionPlan& plan) {
   const Node* x = dense_operand(plan, node, 0);
   const Node* w = dense_operand(plan, node, 1);
   const ConvArgs& c = node->conv;
-  ConvGeom g{x->shape[0], x->shape[1], x->shape[2], x->shape[3], node->shape[1], node->shape[2], node->shape[3], w->shape[2]};
-  ConvParams p{w->shape[3], c.stride[0], c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1], c.groups};
+  ConvGeom g{x->shape[0],    x->shape[1],    x->shape[2],    x->shape[3],
+             node->shape[1], node->shape[2], node->shape[3], w->shape[2]};
+  ConvParams p{w->shape[3],  c.stride[0],   c.stride[1],   c.padding[0],
+               c.padding[1], c.dilation[0], c.dilation[1], c.groups};
   const bool transposed = node->op == Op::kConvTranspose2d;
-  LaunchSpec s = library_spec("tensor_conv.cu", transposed ? "nvt_conv_transpose2d" : "nvt_conv2d", node->dtype,
-                              std::string(op_name(node->op)) + " x" + shape_text(x->shape) + " w" + shape_text(w->shape) + " " +
-                                  dtype_name(node->dtype));
-  s.args = {ArgSpec::buffer(node), ArgSpec::buffer(x), ArgSpec::buffer(w),
-            c.has_bias ? ArgSpec::buffer(dense_operand(plan, node, 2)) : ArgSpec::value<uint64_t>(0), ArgSpec::value(g),
-            ArgSpec::value(p)};
+  LaunchSpec s = library_spec("tensor_conv.cu", transposed ? "nvt_conv_transpose2d" : "nvt_conv2d",
+                              node->dtype,
+                              std::string(op_name(node->op)) + " x" + shape_text(x->shape) + " w" +
+                                  shape_text(w->shape) + " " + dtype_name(node->dtype));
+  s.args = {
+      ArgSpec::buffer(node),
+      ArgSpec::buffer(x),
+      ArgSpec::buffer(w),
+      c.has_bias ? ArgSpec::buffer(dense_operand(plan, node, 2)) : ArgSpec::value<uint64_t>(0),
+      ArgSpec::value(g),
+      ArgSpec::value(p)};
   grid_for(s, numel(node->shape));
   return s;
 }
@@ -176,12 +196,19 @@ LaunchSpec lower_conv(const Node* node, const FusionPlan& plan) {
 LaunchSpec lower_pool(const Node* node, const FusionPlan& plan) {
   const Node* x = dense_operand(plan, node, 0);
   const PoolArgs& pa = node->pool;
-  ConvGeom g{x->shape[0], x->shape[1], x->shape[2], x->shape[3], x->shape[1], node->shape[2], node->shape[3], pa.kernel[0]};
-  ConvParams p{pa.kernel[1], pa.stride[0], pa.stride[1], pa.padding[0], pa.padding[1], pa.dilation[0], pa.dilation[1], 1};
+  ConvGeom g{x->shape[0], x->shape[1],    x->shape[2],    x->shape[3],
+             x->shape[1], node->shape[2], node->shape[3], pa.kernel[0]};
+  ConvParams p{pa.kernel[1],  pa.stride[0],   pa.stride[1],   pa.padding[0],
+               pa.padding[1], pa.dilation[0], pa.dilation[1], 1};
   LaunchSpec s = library_spec("tensor_conv.cu", "nvt_pool2d", node->dtype,
-                              std::string(pa.max ? "max" : "avg") + "_pool2d x" + shape_text(x->shape) + " " + dtype_name(node->dtype));
-  s.args = {ArgSpec::buffer(node), ArgSpec::buffer(x), ArgSpec::value(g), ArgSpec::value(p),
-            ArgSpec::value<int32_t>(pa.max ? 1 : 0), ArgSpec::value<int32_t>(pa.count_include_pad ? 1 : 0)};
+                              std::string(pa.max ? "max" : "avg") + "_pool2d x" +
+                                  shape_text(x->shape) + " " + dtype_name(node->dtype));
+  s.args = {ArgSpec::buffer(node),
+            ArgSpec::buffer(x),
+            ArgSpec::value(g),
+            ArgSpec::value(p),
+            ArgSpec::value<int32_t>(pa.max ? 1 : 0),
+            ArgSpec::value<int32_t>(pa.count_include_pad ? 1 : 0)};
   grid_for(s, numel(node->shape));
   return s;
 }
@@ -203,16 +230,17 @@ LaunchSpec lower_attention(const Node* node, const FusionPlan& plan) {
   a.has_mask = node->attention.has_mask ? 1 : 0;
   const int64_t rows = a.batch * a.q_len;
   LaunchSpec s = library_spec("tensor_attention.cu", "nvt_attention", node->dtype,
-                              "attention q" + shape_text(qs) + " k" + shape_text(k->shape) + " v" + shape_text(v->shape) + " " +
-                                  dtype_name(node->dtype));
-  s.args = {ArgSpec::buffer(node),
-            ArgSpec::buffer(q),
-            ArgSpec::buffer(k),
-            ArgSpec::buffer(v),
-            a.has_mask ? ArgSpec::buffer(dense_operand(plan, node, 3)) : ArgSpec::value<uint64_t>(0),
-            ArgSpec::scratch(static_cast<size_t>(std::max<int64_t>(1, rows * a.kv_len)) * sizeof(float)),
-            ArgSpec::value(a),
-            ArgSpec::value(static_cast<float>(node->attention.scale))};
+                              "attention q" + shape_text(qs) + " k" + shape_text(k->shape) + " v" +
+                                  shape_text(v->shape) + " " + dtype_name(node->dtype));
+  s.args = {
+      ArgSpec::buffer(node),
+      ArgSpec::buffer(q),
+      ArgSpec::buffer(k),
+      ArgSpec::buffer(v),
+      a.has_mask ? ArgSpec::buffer(dense_operand(plan, node, 3)) : ArgSpec::value<uint64_t>(0),
+      ArgSpec::scratch(static_cast<size_t>(std::max<int64_t>(1, rows * a.kv_len)) * sizeof(float)),
+      ArgSpec::value(a),
+      ArgSpec::value(static_cast<float>(node->attention.scale))};
   s.dims.block[0] = 128;
   s.dims.grid[0] = static_cast<uint32_t>(std::clamp<int64_t>(rows, 1, 65535));
   return s;
@@ -222,11 +250,17 @@ LaunchSpec lower_attention(const Node* node, const FusionPlan& plan) {
 
 LaunchSpec lower_library(const Node* node, const FusionPlan& plan, const KernelTarget& target) {
   switch (node->op) {
-    case Op::kMatmul: return lower_matmul(node, plan, target);
-    case Op::kConv2d: case Op::kConvTranspose2d: return lower_conv(node, plan);
-    case Op::kPool2d: return lower_pool(node, plan);
-    case Op::kAttention: return lower_attention(node, plan);
-    default: break;
+    case Op::kMatmul:
+      return lower_matmul(node, plan, target);
+    case Op::kConv2d:
+    case Op::kConvTranspose2d:
+      return lower_conv(node, plan);
+    case Op::kPool2d:
+      return lower_pool(node, plan);
+    case Op::kAttention:
+      return lower_attention(node, plan);
+    default:
+      break;
   }
   throw Error(std::string("internal: no GPU library kernel for op ") + op_name(node->op));
 }
@@ -235,12 +269,17 @@ LaunchSpec lower_library(const Node* node, const FusionPlan& plan, const KernelT
 
 namespace nvhcq::tensor {
 
-LaunchSpec lower_kernel(const PlannedKernel& k, const FusionPlan& plan, const KernelTarget& target) {
+LaunchSpec lower_kernel(const PlannedKernel& k, const FusionPlan& plan,
+                        const KernelTarget& target) {
   switch (k.kind) {
-    case PlannedKernel::Kind::kElementwise: return generate_elementwise(k.root.get(), plan, target);
-    case PlannedKernel::Kind::kReduce: return generate_reduce(k.reduce.get(), k.root.get(), plan, target);
-    case PlannedKernel::Kind::kScan: return generate_scan(k.root.get(), plan, target);
-    case PlannedKernel::Kind::kLibrary: return lower_library(k.root.get(), plan, target);
+    case PlannedKernel::Kind::kElementwise:
+      return generate_elementwise(k.root.get(), plan, target);
+    case PlannedKernel::Kind::kReduce:
+      return generate_reduce(k.reduce.get(), k.root.get(), plan, target);
+    case PlannedKernel::Kind::kScan:
+      return generate_scan(k.root.get(), plan, target);
+    case PlannedKernel::Kind::kLibrary:
+      return lower_library(k.root.get(), plan, target);
   }
   throw Error("internal: unknown kernel kind");
 }

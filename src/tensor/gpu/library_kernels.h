@@ -13,6 +13,7 @@ namespace nvhcq::tensor {
 LaunchSpec lower_library(const Node* node, const FusionPlan& plan, const KernelTarget& target);
 
 // The launch of any planned kernel: generated (elementwise, reduce, scan) or library.
-LaunchSpec lower_kernel(const PlannedKernel& kernel, const FusionPlan& plan, const KernelTarget& target);
+LaunchSpec lower_kernel(const PlannedKernel& kernel, const FusionPlan& plan,
+                        const KernelTarget& target);
 
 }  // namespace nvhcq::tensor
