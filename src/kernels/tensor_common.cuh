@@ -253,9 +253,10 @@ NVT_FN bool nvt_isinf(float a) {
 
 // ---- vectorized access -----------------------------------------------------------
 
-// `N` elements of storage type T read or written as one aligned access.
+// `N` elements of storage type T read or written as one aligned access. Aligned
+// like the access, so the vector stays valid should it ever live in local memory.
 template <typename T, int N>
-struct nvt_vec {
+struct alignas(sizeof(T) * N >= 16 ? 16 : sizeof(T) * N) nvt_vec {
   T v[N];
 };
 

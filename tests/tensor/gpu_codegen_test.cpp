@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "compile/compiler.h"
 #include "compile/nvrtc_api.h"
+#include "kernels/embedded.h"
 #include "tensor/gpu/fused_kernels.h"
 #include "tensor/gpu/fusion_plan.h"
 #include "tensor/gpu/library_kernels.h"
@@ -308,6 +309,11 @@ TEST(CodeGen, NvrtcCompilesRepresentativeGraphs) {
       if (!dup) specs.push_back(std::move(s));
     }
   }
+  LaunchSpec fill;  // the poison fill of GpuBackend::allocate
+  fill.file = "tensor_fill.cu";
+  fill.entry = "nvt_fill_u32";
+  fill.source = std::string(kernels::embedded_source("tensor_fill.cu"));
+  specs.push_back(fill);
   std::vector<std::string> errors(specs.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
