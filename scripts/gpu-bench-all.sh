@@ -48,8 +48,8 @@ elif [ -x "$bin/tests/test_gpu" ]; then
   timeout 300 "$bin/tests/test_gpu" --gtest_filter='*GemmKernels*:*ElementwiseKernels*:*AcceleratorTest*' \
     > "$work/test_gpu_kernels.txt" 2>&1
   rc=$?
-  say "kernel tests: exit $rc; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$work/test_gpu_kernels.txt" | tr '\n' ' ')"
-  grep -E '^\[  FAILED  \]' "$work/test_gpu_kernels.txt" | head -20 | tee -a "$summary"
+  say "kernel tests: exit $rc; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test' "$work/test_gpu_kernels.txt" | tr '\n' ' ')"
+  grep -E '^\[  FAILED  \] [A-Za-z]' "$work/test_gpu_kernels.txt" | sort -u | head -20 | tee -a "$summary"
   [ $rc -eq 0 ] || status=1
 else
   say "kernel tests: $bin/tests/test_gpu not found, skipped"
