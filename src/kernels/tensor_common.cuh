@@ -183,15 +183,29 @@ NVT_FN nvt_i64 nvt_abs(nvt_i64 a) {
   return a < 0 ? nvt_neg(a) : a;
 }
 
+// NaN-propagating maximum/minimum (the first NaN operand on the CPU; some NaN
+// here). One instruction from sm_80 on.
 NVT_FN float nvt_max(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
   if (a != a) return a;
   if (b != b) return b;
   return a > b ? a : b;
+#endif
 }
 NVT_FN float nvt_min(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
   if (a != a) return a;
   if (b != b) return b;
   return a < b ? a : b;
+#endif
 }
 NVT_FN nvt_i64 nvt_max(nvt_i64 a, nvt_i64 b) {
   return a > b ? a : b;
