@@ -11,7 +11,7 @@ cp "$build/nvhcq" "$dist/"
 cp "$build"/tests/test_gpu "$dist/tests/"  # the other test binaries need no GPU
 cp "$build"/bench/bench_* "$dist/bench/" 2>/dev/null || true
 cp "$build"/tools/tool_* "$build"/tools/*.so "$dist/tools/" 2>/dev/null || true
-cp scripts/gpu-run-all.sh scripts/gpu-probe.sh "$dist/"
+cp scripts/gpu-run-all.sh scripts/gpu-probe.sh scripts/gpu-bench-all.sh "$dist/"
 # Kernels compiled here for the GPU machines' architectures, so a fresh GPU
 # machine starts without NVRTC work (point NVHCQ_CACHE_DIR at dist/kernel-cache).
 if [ -x "$build/tools/tool_compile_kernel" ]; then

@@ -115,6 +115,19 @@ void print_bench_setup(const BenchSetup& s) {
     std::printf("\n");
     std::fflush(stdout);
   }
+  if (!s.prefill_profile.empty()) {
+    double total = 0.0;
+    for (const ProfileEntry& p : s.prefill_profile) total += p.microseconds;
+    std::printf("prefill of %d tokens by kernel class (%s, %s; launches timed one after another):\n\n",
+                s.prefill_tokens, s.model.c_str(), s.backend.c_str());
+    std::printf("| kernel class | launches | µs | share |\n| --- | ---: | ---: | ---: |\n");
+    for (const ProfileEntry& p : s.prefill_profile) {
+      std::printf("| %s | %d | %.1f | %.1f%% |\n", p.what.c_str(), p.launches, p.microseconds,
+                  total > 0 ? 100.0 * p.microseconds / total : 0.0);
+    }
+    std::printf("| total | | %.1f | |\n\n", total);
+    std::fflush(stdout);
+  }
 }
 
 void write_bench_json(const std::string& path, const std::vector<BenchRow>& rows,
@@ -141,7 +154,13 @@ void write_bench_json(const std::string& path, const std::vector<BenchRow>& rows
       << ", \"weight_bytes\": " << s.weight_bytes << ", \"kv_cache_bytes\": " << s.kv_bytes
       << ", \"device_bytes\": " << s.device_bytes << ", \"host_peak_rss\": " << s.host_peak_rss
       << ", \"copy_bandwidth\": " << number(s.copy_bandwidth) << ", \"launches_per_token\": " << s.step_launches
-      << ", \"profile\": [";
+      << ", \"prefill_tokens\": " << s.prefill_tokens << ", \"prefill_profile\": [";
+    for (size_t k = 0; k < s.prefill_profile.size(); ++k) {
+      o << (k ? ", " : "") << "{\"what\": " << json_string(s.prefill_profile[k].what)
+        << ", \"launches\": " << s.prefill_profile[k].launches
+        << ", \"us\": " << number(s.prefill_profile[k].microseconds) << "}";
+    }
+    o << "], \"profile\": [";
     for (size_t k = 0; k < s.profile.size(); ++k) {
       o << (k ? ", " : "") << "{\"what\": " << json_string(s.profile[k].what)
         << ", \"launches\": " << s.profile[k].launches << ", \"us_per_token\": " << number(s.profile[k].microseconds)

@@ -43,6 +43,8 @@ struct BenchSetup {
   double copy_bandwidth = 0.0;
   size_t step_launches = 0;
   std::vector<ProfileEntry> profile;  // per decode step
+  std::vector<ProfileEntry> prefill_profile;  // per prefill pass of prefill_tokens
+  int prefill_tokens = 0;
   double step_us = 0.0;               // a replayed decode step (tg), for the profile's gaps
 };
 

@@ -178,6 +178,11 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
     for (const llm::KernelClassTime& k : gpu.profile_decode(20)) {
       setup.profile.push_back(ProfileEntry{k.what, k.launches, k.microseconds});
     }
+    for (int p : plan.prompts) setup.prefill_tokens = std::max(setup.prefill_tokens, p);
+    gpu.reset();
+    for (const llm::KernelClassTime& k : gpu.profile_prefill(setup.prefill_tokens)) {
+      setup.prefill_profile.push_back(ProfileEntry{k.what, k.launches, k.microseconds});
+    }
   }
   print_bench_setup(setup);
   setups.push_back(setup);

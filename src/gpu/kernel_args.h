@@ -17,7 +17,7 @@ class KernelArgs {
  public:
   // The largest argument: structs passed by value (as __grid_constant__
   // parameters) up to this size.
-  static constexpr size_t kMaxArgBytes = 256;
+  static constexpr size_t kMaxArgBytes = 512;
   struct Arg {
     uint8_t bytes[kMaxArgBytes];
     uint32_t size;

@@ -60,16 +60,31 @@ __device__ void store_kv(const LlmAttentionJob& job, const float* qkv, int pos, 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_constant__ LlmAttentionJob job) {
-  __shared__ __align__(16) float q[LLM_ATTN_MAX_OUT];
-  __shared__ float p[AT_MAX_GQA][AT_THREADS];
-  __shared__ float run_max[AT_MAX_GQA], run_sum[AT_MAX_GQA], corr[AT_MAX_GQA];
-  __shared__ bool last_block;
+// The block's shared memory (declared once, in the kernel).
+struct AttentionShared {
+  float q[LLM_ATTN_MAX_OUT];
+  float p[AT_MAX_GQA][AT_THREADS];
+  float run_max[AT_MAX_GQA], run_sum[AT_MAX_GQA], corr[AT_MAX_GQA];
+  float partial_acc[AT_WARPS][LLM_ATTN_MAX_OUT];
+  bool last_block;
+};
+
+// kDpl: head dimensions per lane (head_dim / 32).
+template <int kDpl>
+__device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh) {
+  float* q = sh.q;
+  auto& p = sh.p;
+  float* run_max = sh.run_max;
+  float* run_sum = sh.run_sum;
+  float* corr = sh.corr;
+  auto& partial_acc = sh.partial_acc;
+  bool& last_block = sh.last_block;
 
   const int kvh = blockIdx.x, split = blockIdx.y, token = blockIdx.z;
   const int hd = job.head_dim, n_gqa = job.n_head / job.n_kv, n_out = n_gqa * hd;
   const int pos = ((const LlmStepState*)job.state)->pos + token;
   const int n_pos = pos + 1;
+  prefetch_for_next(job.next.addr, job.next.bytes);
   const int active = min(job.splits, (n_pos + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
   if (split >= active) return;
   const int chunk = (n_pos + active - 1) / active;
@@ -98,21 +113,26 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
   const size_t head_base = (size_t)kvh * job.capacity * hd;
   const uint16_t* k_cache = (const uint16_t*)job.k_cache + head_base;
   const uint16_t* v_cache = (const uint16_t*)job.v_cache + head_base;
-  float acc[AT_OUT_PER_THREAD];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // Weighted values: warp w takes the tile's positions w, w + AT_WARPS, ...;
+  // lane l holds head dimensions kDpl*l .. kDpl*l + kDpl - 1 of every query head.
+  float acc[AT_MAX_GQA][kDpl];
 #pragma unroll
-  for (int j = 0; j < AT_OUT_PER_THREAD; ++j) acc[j] = 0.0f;
+  for (int g = 0; g < AT_MAX_GQA; ++g) {
+#pragma unroll
+    for (int j = 0; j < kDpl; ++j) acc[g][j] = 0.0f;
+  }
   __syncthreads();
 
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int tile = t0; tile < t1; tile += AT_THREADS) {
-    // Scores: one position per thread, all query heads at once (unrolled to
-    // AT_MAX_GQA so the sums stay in registers).
+    // Scores: one position per thread, all query heads at once.
     const int t = tile + threadIdx.x;
     if (t < t1) {
-      float s[AT_MAX_GQA];
+      float sc[AT_MAX_GQA];
 #pragma unroll
-      for (int g = 0; g < AT_MAX_GQA; ++g) s[g] = 0.0f;
+      for (int g = 0; g < AT_MAX_GQA; ++g) sc[g] = 0.0f;
       const uint16_t* krow = k_cache + (size_t)t * hd;
+#pragma unroll 4
       for (int d = 0; d < hd; d += 8) {
         const uint4 w = *(const uint4*)(krow + d);
         const uint32_t u[4] = {w.x, w.y, w.z, w.w};
@@ -127,13 +147,13 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
           if (g < n_gqa) {
             const float* qg = q + g * hd + d;
 #pragma unroll
-            for (int i = 0; i < 8; ++i) s[g] += qg[i] * kf[i];
+            for (int i = 0; i < 8; ++i) sc[g] += qg[i] * kf[i];
           }
         }
       }
 #pragma unroll
       for (int g = 0; g < AT_MAX_GQA; ++g) {
-        if (g < n_gqa) p[g][threadIdx.x] = s[g] * job.scale;
+        if (g < n_gqa) p[g][threadIdx.x] = sc[g] * job.scale;
       }
     } else {
       for (int g = 0; g < n_gqa; ++g) p[g][threadIdx.x] = NEG_INF;
@@ -160,20 +180,60 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
       }
     }
     __syncthreads();
-    // Weighted values: thread owns outputs o = threadIdx.x + AT_THREADS * j.
-    const int n_here = min(AT_THREADS, t1 - tile);
 #pragma unroll
-    for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
-      const int o = threadIdx.x + AT_THREADS * j;
-      if (o < n_out) {
-        const int g = o / hd, d = o % hd;
-        float a = acc[j] * corr[g];
-        const uint16_t* vcol = v_cache + (size_t)tile * hd + d;
-        for (int i = 0; i < n_here; ++i) a += p[g][i] * half_to_float(vcol[(size_t)i * hd]);
-        acc[j] = a;
+    for (int g = 0; g < AT_MAX_GQA; ++g) {
+#pragma unroll
+      for (int j = 0; j < kDpl; ++j) acc[g][j] *= g < n_gqa ? corr[g] : 1.0f;
+    }
+    const int n_here = min(AT_THREADS, t1 - tile);
+    const uint16_t* vtile = v_cache + (size_t)tile * hd + kDpl * lane;
+#pragma unroll 4
+    for (int i = warp; i < n_here; i += AT_WARPS) {
+      float v[kDpl];
+      if (kDpl == 2) {
+        const uint32_t w = *(const uint32_t*)(vtile + (size_t)i * hd);
+        v[0] = half_to_float((uint16_t)(w & 0xffffu));
+        v[1] = half_to_float((uint16_t)(w >> 16));
+      } else {
+#pragma unroll
+        for (int j = 0; j < kDpl; j += 4) {
+          const uint2 w = *(const uint2*)(vtile + (size_t)i * hd + j);
+          v[j] = half_to_float((uint16_t)(w.x & 0xffffu));
+          v[j + 1] = half_to_float((uint16_t)(w.x >> 16));
+          v[j + 2] = half_to_float((uint16_t)(w.y & 0xffffu));
+          v[j + 3] = half_to_float((uint16_t)(w.y >> 16));
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < AT_MAX_GQA; ++g) {
+        if (g < n_gqa) {
+          const float pg = p[g][i];
+#pragma unroll
+          for (int j = 0; j < kDpl; ++j) acc[g][j] += pg * v[j];
+        }
       }
     }
     __syncthreads();
+  }
+
+  // The warps' parts of each output, summed.
+#pragma unroll
+  for (int g = 0; g < AT_MAX_GQA; ++g) {
+    if (g < n_gqa) {
+#pragma unroll
+      for (int j = 0; j < kDpl; ++j) partial_acc[warp][g * hd + kDpl * lane + j] = acc[g][j];
+    }
+  }
+  __syncthreads();
+  float result[AT_OUT_PER_THREAD];
+#pragma unroll
+  for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
+    const int o = threadIdx.x + AT_THREADS * j;
+    result[j] = 0.0f;
+    if (o < n_out) {
+#pragma unroll
+      for (int w = 0; w < AT_WARPS; ++w) result[j] += partial_acc[w][o];
+    }
   }
 
   const size_t out_at = (size_t)token * job.out_stride + (size_t)kvh * n_out;
@@ -182,7 +242,7 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
     for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
       const int o = threadIdx.x + AT_THREADS * j;
       if (o >= n_out) continue;
-      const float r = acc[j] / run_sum[o / hd];
+      const float r = result[j] / run_sum[o / hd];
       if (job.out_f16) {
         ((uint16_t*)job.out)[out_at + o] = job.out_f16 == 2 ? float_to_bf16(r) : float_to_half(r);
       } else {
@@ -198,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
 #pragma unroll
   for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
     const int o = threadIdx.x + AT_THREADS * j;
-    if (o < n_out) part[o] = acc[j];
+    if (o < n_out) part[o] = result[j];
   }
   if (threadIdx.x < n_gqa) {
     part[n_out + 2 * threadIdx.x] = run_max[threadIdx.x];
@@ -233,6 +293,15 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
     out[o] = num / den;
   }
   if (threadIdx.x == 0) ((unsigned*)job.counters)[kvh] = 0;
+}
+
+extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_constant__ LlmAttentionJob job) {
+  __shared__ __align__(16) AttentionShared sh;
+  switch (job.head_dim / 32) {
+    case 2: attention_block<2>(job, sh); break;
+    case 4: attention_block<4>(job, sh); break;
+    default: attention_block<8>(job, sh); break;
+  }
 }
 
 // Prefill: the rotated keys and the values of n tokens into the cache, before

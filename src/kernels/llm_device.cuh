@@ -4,27 +4,36 @@
 
 #include "llm_formats.cuh"
 
-// Weights are read once per token: keep them out of L1.
+// Weights are read once per token: they skip L1, and in L2 they go first when
+// space is needed (an evict_first access policy), so that the weights prefetched
+// for the next kernel (evict_last) stay.
+__device__ __forceinline__ uint64_t evict_first_policy() {
+  uint64_t p;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
 __device__ __forceinline__ uint4 load_stream16(const void* p) {
   uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
+      : "l"(p), "l"(evict_first_policy()));
   return v;
 }
 __device__ __forceinline__ uint2 load_stream8(const void* p) {
   uint2 v;
-  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v2.u32 {%0,%1}, [%2], %3;"
+      : "=r"(v.x), "=r"(v.y)
+      : "l"(p), "l"(evict_first_policy()));
   return v;
 }
 __device__ __forceinline__ uint32_t load_stream4(const void* p) {
   uint32_t v;
-  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(p), "l"(evict_first_policy()));
   return v;
 }
 __device__ __forceinline__ uint32_t load_stream2(const void* p) {
   unsigned short v;
-  asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(p), "l"(evict_first_policy()));
   return v;
 }
 
@@ -42,6 +51,18 @@ __device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int 
     for (uint64_t off = (uint64_t)lane * 128; off < bytes; off += 32 * 128) {
       asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
     }
+  }
+}
+
+// Every thread of the grid asks L2 for its share of [addr, addr + bytes), with
+// priority to stay there (evict_last): weights the next kernel will read.
+__device__ __forceinline__ void prefetch_for_next(uint64_t addr, uint64_t bytes) {
+  if (bytes == 0) return;
+  const uint64_t threads = (uint64_t)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
+  const uint64_t block = ((uint64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const uint64_t first = block * blockDim.x + threadIdx.x;
+  for (uint64_t off = first * 128; off < bytes; off += threads * 128) {
+    asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(addr + off));
   }
 }
 

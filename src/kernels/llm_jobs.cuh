@@ -16,6 +16,14 @@ struct LlmStepState {
   int32_t reserved[3];
 };
 
+// Weights a kernel asks L2 for on behalf of the next kernel that reads weights:
+// the GPU's memory keeps streaming across launch gaps and the kernels' short
+// latency-bound phases (activation prep, attention).
+struct LlmPrefetch {
+  uint64_t addr;
+  uint64_t bytes;
+};
+
 // Kernels take their job by value (a __grid_constant__ parameter, read from
 // the constant bank) so that no kernel starts with a dependent memory load.
 //
@@ -39,6 +47,7 @@ struct LlmMatvecJob {
   // that each lane keeps ~8 groups of loads in flight on short rows.
   int32_t rows_per_warp;
   int32_t reserved;
+  LlmPrefetch next;
 };
 
 // Attention of one layer for n_tokens consecutive tokens from state->pos
@@ -63,6 +72,7 @@ struct LlmAttentionJob {
   int32_t out_f16;  // output type: 0 f32, 1 f16, 2 bf16
   int32_t reserved;
   float scale;
+  LlmPrefetch next;
 };
 
 // Prefill: Y = X . W^T for n_tokens activation rows X (f16, or bf16 for BF16

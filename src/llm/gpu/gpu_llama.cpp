@@ -21,7 +21,8 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (options_.context < 1) throw UsageError("the GPU context must hold at least one position");
   if (options_.prefill_batch < 1) throw UsageError("the prefill batch must hold at least one token");
   const uint32_t n_gqa = c.n_gqa();
-  if (n_gqa > LLM_ATTN_MAX_GQA || n_gqa * c.head_dim > LLM_ATTN_MAX_OUT || c.head_dim % 8 != 0 ||
+  if (n_gqa > LLM_ATTN_MAX_GQA || n_gqa * c.head_dim > LLM_ATTN_MAX_OUT ||
+      (c.head_dim != 64 && c.head_dim != 128 && c.head_dim != 256) ||
       c.n_rot > c.head_dim || c.n_rot % 2 != 0 || c.n_rot / 2 > 128) {
     throw FormatError("the GPU attention kernel does not handle this model's heads (" + c.describe() +
                       "); use --backend cpu");
@@ -181,6 +182,31 @@ std::vector<KernelClassTime> GpuLlama::profile_decode(int repeats) {
     classes[index[l.what]].microseconds += 1000.0 * acc_.elapsed_ms(t0, t1) / repeats;
     if (l.what == "step") write_state(0, pos_);
   }
+  return classes;
+}
+
+std::vector<KernelClassTime> GpuLlama::profile_prefill(int n) {
+  std::vector<KernelClassTime> classes;
+  if (!prefill_ok_ || n < 2 || n > s_->batch_tokens || n > options_.context) return classes;
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) tokens[static_cast<size_t>(i)] = static_cast<int32_t>((7919ull * (i + 1)) % config_.n_vocab);
+  pos_ = 0;
+  acc_.upload(*batch_, s_->batch_token_ids - batch_->va(), tokens.data(), 4ull * n);
+  write_state(tokens.back(), 0);
+  const std::vector<StepLaunch> launches = prefill_launches(n);
+  std::map<std::string, size_t> index;
+  std::vector<gpu::TimePoint> marks{acc_.record_time()};
+  for (const StepLaunch& l : launches) {
+    if (index.emplace(l.what, classes.size()).second) classes.push_back(KernelClassTime{l.what, 0, 0.0});
+    ++classes[index[l.what]].launches;
+    acc_.launch(*l.kernel, l.args, l.dims);
+    marks.push_back(acc_.record_time());
+  }
+  acc_.synchronize();
+  for (size_t i = 0; i < launches.size(); ++i) {
+    classes[index[launches[i].what]].microseconds += 1000.0 * acc_.elapsed_ms(marks[i], marks[i + 1]);
+  }
+  pos_ = n;
   return classes;
 }
 

@@ -22,6 +22,7 @@
 #include "cpu/thread_pool.h"
 #include "gpu/accelerator.h"
 #include "llm/gpu/gpu_weights.h"
+#include "kernels/llm_jobs.cuh"
 #include "llm/gpu/llm_kernels.h"
 #include "llm/model/llama_model.h"
 
@@ -100,6 +101,10 @@ class GpuLlama {
   // `repeats` copies of it), summed by kernel class: where a step's time goes.
   // What a replayed step takes beyond the sum is the gaps between launches.
   std::vector<KernelClassTime> profile_decode(int repeats);
+  // The GPU time of a prefill pass of `n` tokens at position 0 by kernel class
+  // (launches timed one after another; empty without batched prefill). Leaves
+  // the cache holding those n positions.
+  std::vector<KernelClassTime> profile_prefill(int n);
 
  private:
   struct Scratch;  // device addresses of the work buffers
@@ -108,7 +113,7 @@ class GpuLlama {
   void build_decode_step();
   void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
-                  const std::string& epilogue) const;
+                  const std::string& epilogue, LlmPrefetch next = {}) const;
   void add_gemm(std::vector<StepLaunch>& out, const std::string& what, const GpuMatrix& w, const GpuMatrix* up,
                 uint64_t x, uint64_t y, int ldy, uint64_t bias, int n, const std::string& epilogue) const;
   std::vector<StepLaunch> prefill_launches(int n) const;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <initializer_list>
 
 #include "base/error.h"
 #include "kernels/llm_jobs.cuh"
@@ -24,6 +25,27 @@ constexpr uint32_t kGemmRows = 128;
 constexpr uint32_t kGemmTokens = 64;
 constexpr uint32_t kGemmShared = 48 * 1024;
 
+// The most a kernel prefetches for the next one: well inside L2 (50 MB on
+// Hopper), with room for what the running kernel streams through it.
+constexpr uint64_t kMaxPrefetchBytes = 24ull << 20;
+
+// The device bytes the matrices' arrays span (they are laid out back to back in
+// plan order, so a layer's Q/K/V, or gate and up, are one span).
+LlmPrefetch span_of(std::initializer_list<const GpuMatrix*> matrices) {
+  uint64_t begin = ~0ull, end = 0;
+  for (const GpuMatrix* m : matrices) {
+    const uint64_t addr[4] = {m->desc.qs, m->desc.qh, m->desc.scales, m->desc.super};
+    for (int a = 0; a < 4; ++a) {
+      const uint64_t bytes = llm_row_bytes(m->desc.format, m->desc.cols, a) * static_cast<uint64_t>(m->desc.rows);
+      if (addr[a] == 0 || bytes == 0) continue;
+      begin = std::min(begin, addr[a]);
+      end = std::max(end, addr[a] + bytes);
+    }
+  }
+  if (end <= begin) return LlmPrefetch{0, 0};
+  return LlmPrefetch{begin, std::min(end - begin, kMaxPrefetchBytes)};
+}
+
 // Rows a warp of a matrix-vector kernel takes at once: about eight 16-byte
 // loads in flight per lane, whatever the row length (see llm_matvec.cu).
 int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments) {
@@ -43,7 +65,8 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments) {
 
 void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
                           const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
-                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue) const {
+                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue,
+                          LlmPrefetch next) const {
   // Segments that pair with the same activation format share a launch.
   size_t first = 0;
   uint64_t out_at = out_va;
@@ -74,6 +97,7 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     job.state = s_->state;
     job.eps = config_.rms_eps;
     job.rows_per_warp = rows_per_warp(descs);
+    job.next = next;
     const uint32_t smem = llm_act_smem_bytes(kind, job.cols);
     if (smem > kMaxDynamicShared) {
       throw FormatError("'" + segments[first]->name + "': rows of " + std::to_string(job.cols) + " " +
@@ -135,6 +159,18 @@ void GpuLlama::build_decode_step() {
   const ModelConfig& c = config_;
   const GpuWeights& w = *weights_;
   step_.clear();
+  // The weights of each weight-reading launch, in step order; a launch
+  // prefetches those of the next one (the logits head those of layer 0).
+  std::vector<LlmPrefetch> spans;
+  for (const GpuLayer& L : w.layers) {
+    spans.push_back(span_of({&L.wq, &L.wk, &L.wv}));
+    spans.push_back(span_of({&L.wo}));
+    spans.push_back(span_of({&L.gate, &L.up}));
+    spans.push_back(span_of({&L.down}));
+  }
+  spans.push_back(span_of({&w.output}));
+  auto after = [&](size_t i) { return spans[(i + 1) % spans.size()]; };
+
   gpu::LaunchDims one_block;
   one_block.block[0] = 256;
   step_.push_back(StepLaunch{"embed", &kernels_.embed_tokens(),
@@ -144,7 +180,9 @@ void GpuLlama::build_decode_step() {
   const uint64_t layer_kv = 2ull * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const GpuLayer& L = w.layers[l];
-    add_matvec(step_, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store");
+    const size_t at = 4 * l;  // this layer's first span
+    add_matvec(step_, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store",
+               after(at));
 
     LlmAttentionJob aj = attention_job(c, kv_->va() + l * layer_kv, kv_->va() + l * layer_kv + layer_kv / 2,
                                        options_.context, splits_);
@@ -155,18 +193,19 @@ void GpuLlama::build_decode_step() {
     aj.partial = s_->partial;
     aj.counters = s_->counters;
     aj.append = 1;
+    aj.next = after(at + 1);  // attention reads no weights: it starts on the FFN's
     gpu::LaunchDims ad;
     ad.block[0] = LLM_ATTN_THREADS;
     ad.grid[0] = c.n_head_kv;
     ad.grid[1] = static_cast<uint32_t>(splits_);
     step_.push_back(StepLaunch{"attention", &kernels_.attention(), gpu::KernelArgs().add(aj), ad});
 
-    add_matvec(step_, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add");
+    add_matvec(step_, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add", after(at + 1));
     if (llm_act_kind(L.gate.desc.format) == llm_act_kind(L.up.desc.format)) {
-      add_matvec(step_, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu");
+      add_matvec(step_, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu", after(at + 2));
     } else {
-      add_matvec(step_, "ffn_gate_up", {&L.gate}, {}, s_->x, L.ffn_norm, s_->gate, "store");
-      add_matvec(step_, "ffn_gate_up", {&L.up}, {}, s_->x, L.ffn_norm, s_->up, "store");
+      add_matvec(step_, "ffn_gate_up", {&L.gate}, {}, s_->x, L.ffn_norm, s_->gate, "store", after(at + 2));
+      add_matvec(step_, "ffn_gate_up", {&L.up}, {}, s_->x, L.ffn_norm, s_->up, "store", after(at + 2));
       gpu::LaunchDims sd;
       sd.block[0] = 256;
       sd.grid[0] = (c.n_ff + 255) / 256;
@@ -174,9 +213,9 @@ void GpuLlama::build_decode_step() {
                                  gpu::KernelArgs().ptr(s_->gate).ptr(s_->up).ptr(s_->h).add(static_cast<int32_t>(c.n_ff)),
                                  sd});
     }
-    add_matvec(step_, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add");
+    add_matvec(step_, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add", after(at + 3));  // the next layer's Q/K/V
   }
-  add_matvec(step_, "logits", {&w.output}, {}, s_->x, w.output_norm, s_->logits, "logits");
+  add_matvec(step_, "logits", {&w.output}, {}, s_->x, w.output_norm, s_->logits, "logits", after(spans.size() - 1));
   gpu::LaunchDims fd;
   step_.push_back(StepLaunch{"step", &kernels_.finish_step(), gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(1), fd});
 }
