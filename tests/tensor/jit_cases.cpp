@@ -78,7 +78,9 @@ TEST_P(JitSuite, ReusesTheCaptureWithNewInputsEachCall) {
     ASSERT_TRUE(near(host(c), zip(host(a), host(b), add))) << "call " << i;
   }
   expect_replays(f, 5, 1);
-  if (records) EXPECT_EQ(f.captured_launches(), 1u) << "a + b is one fused kernel";
+  if (records) {
+    EXPECT_EQ(f.captured_launches(), 1u) << "a + b is one fused kernel";
+  }
 }
 
 TEST_P(JitSuite, SeveralOutputs) {
@@ -222,7 +224,9 @@ TEST_P(JitSuite, CapturedWeightsAndSeveralKernels) {
     ASSERT_TRUE(near(host(out[1]), host(hc.sum({1})), 1e-4f)) << "call " << i;
   }
   expect_replays(f, 5, 1);
-  if (records) EXPECT_GE(f.captured_launches(), 4u);
+  if (records) {
+    EXPECT_GE(f.captured_launches(), 4u);
+  }
 }
 
 TEST_P(JitSuite, OutputsThatAreInputsOrViewsOfThem) {
@@ -299,7 +303,9 @@ TEST_P(JitSuite, LongChainOfRealizedSteps) {
     want[k] = v * z[k];
   }
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(near(host(f({a, b, c})[0]), want, 1e-4f)) << "call " << i;
-  if (records) EXPECT_EQ(f.captured_launches(), 81u);
+  if (records) {
+    EXPECT_EQ(f.captured_launches(), 81u);
+  }
 }
 
 TEST_P(JitSuite, AThousandCapturedFunctionsAlive) {
