@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "compile/nvrtc_api.h"
 #include "cuda/cuda_accelerator.h"
 #include "kernels/embedded.h"
@@ -377,6 +378,8 @@ void GpuBackend::launch(const BoundLaunch& l) {
                 e.status(), e.hint());
   }
   ++stats_.launches;
+  log::debug(name_, " launch ", l.what, " grid ", l.dims.grid[0], "x", l.dims.grid[1], "x", l.dims.grid[2], " block ",
+             l.dims.block[0]);
   if (l.flags_errors) error_check_pending_ = true;
   if (recent_.size() == kRecentKernels) recent_.erase(recent_.begin());
   recent_.push_back(l.what);
@@ -393,6 +396,7 @@ void GpuBackend::note_replay(bool flags_errors) {
 void GpuBackend::execute(const Schedule& schedule) {
   ++stats_.schedules;
   const FusionPlan plan = plan_fusion(schedule, target_);
+  log::debug(name_, ": a schedule of ", schedule.nodes.size(), " nodes becomes ", plan.kernels.size(), " kernels");
   std::unordered_map<const Node*, std::shared_ptr<Buffer>> buffers;
   std::vector<LaunchSpec> specs;
   for (const auto& k : plan.kernels) {
