@@ -60,6 +60,34 @@ __device__ void store_kv(const LlmAttentionJob& job, const float* qkv, int pos, 
   }
 }
 
+// kDpl consecutive f16 values of a V row, as loaded.
+template <int kDpl> struct VRaw;
+template <> struct VRaw<2> { uint32_t w[1]; };
+template <> struct VRaw<4> { uint32_t w[2]; };
+template <> struct VRaw<8> { uint32_t w[4]; };
+
+template <int kDpl>
+__device__ __forceinline__ VRaw<kDpl> load_v(const uint16_t* p) {
+  VRaw<kDpl> r;
+  if (kDpl == 2) {
+    r.w[0] = *(const uint32_t*)p;
+  } else if (kDpl == 4) {
+    const uint2 v = *(const uint2*)p;
+    r.w[0] = v.x;
+    r.w[1] = v.y;
+  } else {
+    const uint4 v = *(const uint4*)p;
+    r.w[0] = v.x;
+    r.w[1] = v.y;
+    r.w[2] = v.z;
+    r.w[3] = v.w;
+  }
+  return r;
+}
+
+// Positions of a tile a warp loads values for at once (issued together).
+#define AT_V_BATCH 8
+
 // The block's shared memory (declared once, in the kernel).
 struct AttentionShared {
   float q[LLM_ATTN_MAX_OUT];
@@ -84,7 +112,6 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh)
   const int hd = job.head_dim, n_gqa = job.n_head / job.n_kv, n_out = n_gqa * hd;
   const int pos = ((const LlmStepState*)job.state)->pos + token;
   const int n_pos = pos + 1;
-  prefetch_for_next(job.next.addr, job.next.bytes);
   const int active = min(job.splits, (n_pos + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
   if (split >= active) return;
   const int chunk = (n_pos + active - 1) / active;
@@ -125,6 +152,15 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh)
   __syncthreads();
 
   for (int tile = t0; tile < t1; tile += AT_THREADS) {
+    // The first values this warp will weigh, requested before the scores (they
+    // do not depend on them), so their latency hides behind the softmax.
+    const uint16_t* vtile = v_cache + (size_t)tile * hd + kDpl * lane;
+    VRaw<kDpl> first[AT_V_BATCH];
+#pragma unroll
+    for (int u = 0; u < AT_V_BATCH; ++u) {
+      const int i = u * AT_WARPS + warp;
+      if (tile + i < t1) first[u] = load_v<kDpl>(vtile + (size_t)i * hd);
+    }
     // Scores: one position per thread, all query heads at once.
     const int t = tile + threadIdx.x;
     if (t < t1) {
@@ -186,30 +222,35 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh)
       for (int j = 0; j < kDpl; ++j) acc[g][j] *= g < n_gqa ? corr[g] : 1.0f;
     }
     const int n_here = min(AT_THREADS, t1 - tile);
-    const uint16_t* vtile = v_cache + (size_t)tile * hd + kDpl * lane;
-#pragma unroll 4
-    for (int i = warp; i < n_here; i += AT_WARPS) {
-      float v[kDpl];
-      if (kDpl == 2) {
-        const uint32_t w = *(const uint32_t*)(vtile + (size_t)i * hd);
-        v[0] = half_to_float((uint16_t)(w & 0xffffu));
-        v[1] = half_to_float((uint16_t)(w >> 16));
+    for (int b = 0; b * AT_WARPS * AT_V_BATCH < n_here; ++b) {
+      VRaw<kDpl> raw[AT_V_BATCH];
+      if (b == 0) {
+#pragma unroll
+        for (int u = 0; u < AT_V_BATCH; ++u) raw[u] = first[u];
       } else {
 #pragma unroll
-        for (int j = 0; j < kDpl; j += 4) {
-          const uint2 w = *(const uint2*)(vtile + (size_t)i * hd + j);
-          v[j] = half_to_float((uint16_t)(w.x & 0xffffu));
-          v[j + 1] = half_to_float((uint16_t)(w.x >> 16));
-          v[j + 2] = half_to_float((uint16_t)(w.y & 0xffffu));
-          v[j + 3] = half_to_float((uint16_t)(w.y >> 16));
+        for (int u = 0; u < AT_V_BATCH; ++u) {
+          const int i = (b * AT_V_BATCH + u) * AT_WARPS + warp;
+          if (i < n_here) raw[u] = load_v<kDpl>(vtile + (size_t)i * hd);
         }
       }
 #pragma unroll
-      for (int g = 0; g < AT_MAX_GQA; ++g) {
-        if (g < n_gqa) {
-          const float pg = p[g][i];
+      for (int u = 0; u < AT_V_BATCH; ++u) {
+        const int i = (b * AT_V_BATCH + u) * AT_WARPS + warp;
+        if (i >= n_here) continue;
+        float v[kDpl];
 #pragma unroll
-          for (int j = 0; j < kDpl; ++j) acc[g][j] += pg * v[j];
+        for (int j = 0; j < kDpl / 2; ++j) {
+          v[2 * j] = half_to_float((uint16_t)(raw[u].w[j] & 0xffffu));
+          v[2 * j + 1] = half_to_float((uint16_t)(raw[u].w[j] >> 16));
+        }
+#pragma unroll
+        for (int g = 0; g < AT_MAX_GQA; ++g) {
+          if (g < n_gqa) {
+            const float pg = p[g][i];
+#pragma unroll
+            for (int j = 0; j < kDpl; ++j) acc[g][j] += pg * v[j];
+          }
         }
       }
     }

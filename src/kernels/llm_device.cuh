@@ -5,8 +5,8 @@
 #include "llm_formats.cuh"
 
 // Weights are read once per token: they skip L1, and in L2 they go first when
-// space is needed (an evict_first access policy), so that the weights prefetched
-// for the next kernel (evict_last) stay.
+// space is needed (an evict_first access policy): activations, the KV cache and
+// the kernels' own scratch stay.
 __device__ __forceinline__ uint64_t evict_first_policy() {
   uint64_t p;
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
@@ -51,18 +51,6 @@ __device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int 
     for (uint64_t off = (uint64_t)lane * 128; off < bytes; off += 32 * 128) {
       asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
     }
-  }
-}
-
-// Every thread of the grid asks L2 for its share of [addr, addr + bytes), with
-// priority to stay there (evict_last): weights the next kernel will read.
-__device__ __forceinline__ void prefetch_for_next(uint64_t addr, uint64_t bytes) {
-  if (bytes == 0) return;
-  const uint64_t threads = (uint64_t)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
-  const uint64_t block = ((uint64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-  const uint64_t first = block * blockDim.x + threadIdx.x;
-  for (uint64_t off = first * 128; off < bytes; off += threads * 128) {
-    asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(addr + off));
   }
 }
 

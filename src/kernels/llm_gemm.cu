@@ -4,12 +4,13 @@
 // memory, never to global memory. f32 accumulation (mma.sync m16n8k16).
 //
 // A CTA computes GW_BM weight rows x GW_BN tokens (swiglu: GW_BM / 2 rows of the
-// gate and the same rows of up) with 4 warps of 64 x 32. K advances GW_BK at a
+// gate and the same rows of up) with 8 warps of 32 x 32. K advances GW_BK at a
 // time through two shared-memory stages: the activations arrive by cp.async,
-// the weights through registers (each thread loads one row's two groups, then
-// dequantizes them into the other stage while the tensor cores work on this
-// one). Tiles have 128-byte rows whose 16-byte chunks are XOR-swizzled by row so
-// that ldmatrix reads them without bank conflicts.
+// the weights through registers (each thread loads one group of a row, then
+// dequantizes it into the other stage while the tensor cores work on this one).
+// Tiles have 128-byte rows whose 16-byte chunks are XOR-swizzled by row so that
+// ldmatrix reads them without bank conflicts. Several matrices sharing the input
+// (Q, K, V) are one launch: a CTA's rows fall in one of them.
 //
 // Only gemm_prims.cuh primitives and plain loads are used, so tests/kernels/
 // runs this file on the CPU warp emulator.
@@ -20,7 +21,7 @@
 #define __grid_constant__
 #endif
 
-#define GW_THREADS 128
+#define GW_THREADS 256
 #define GW_BM 128
 #define GW_BN 64
 #define GW_BK 64
@@ -62,14 +63,22 @@ __device__ void gemm_w(const LlmGemmJob& job) {
   uint8_t* smem = dynamic_smem();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const bool swiglu = kEpi == GW_SWIGLU;
-  const int rows_per_matrix = swiglu ? GW_BM / 2 : GW_BM;
-  const int row0 = blockIdx.x * rows_per_matrix;
   const int tok0 = blockIdx.y * GW_BN;
   const int n_tokens = job.n_tokens;
 
-  // The weight row this thread brings into the tile (tile row tid).
-  const LlmGpuMatrix m = (swiglu && tid >= GW_BM / 2) ? job.w[1] : job.w[0];
-  const int my_row = row0 + (swiglu ? tid % (GW_BM / 2) : tid);
+  // The matrix (segment) of this CTA's rows, and its first row in it.
+  int seg = 0, row0 = blockIdx.x * (swiglu ? GW_BM / 2 : GW_BM);
+  if (!swiglu) {
+    while (seg + 1 < job.segments && row0 >= job.w[seg].rows) row0 -= job.w[seg++].rows;
+  }
+  const int out_col0 = blockIdx.x * (swiglu ? GW_BM / 2 : GW_BM);  // in the concatenated rows
+
+  // The weight row and the group of each k-tile this thread brings into the
+  // tile: tile row tid / 2, group tid % 2 (of GW_BK / 32 = 2).
+  const int tile_row = tid / 2, half = tid % 2;
+  const bool up_row = swiglu && tile_row >= GW_BM / 2;
+  const LlmGpuMatrix m = up_row ? job.w[1] : job.w[seg];
+  const int my_row = row0 + (swiglu ? tile_row % (GW_BM / 2) : tile_row);
   const bool row_ok = my_row < m.rows;
   const int K = m.cols;
   const int k_tiles = K / GW_BK;
@@ -77,11 +86,11 @@ __device__ void gemm_w(const LlmGemmJob& job) {
   const bool plain = m.format == kGpuF16 || m.format == kGpuBF16;
   const uint16_t* x = (const uint16_t*)job.x;
 
-  // Activations of k-tile kt into a stage: 64 tokens x 8 chunks, 4 per thread.
+  // Activations of k-tile kt into a stage: 64 tokens x 8 chunks, 2 per thread.
   auto load_x = [&](int kt, int stage) {
     uint8_t* xs = smem + stage * GW_STAGE + GW_W_STAGE;
     NVHCQ_UNROLL
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < (GW_BN * 8) / GW_THREADS; ++j) {
       const int id = tid + GW_THREADS * j;
       const int t = id / 8, c = id % 8;
       const bool ok = tok0 + t < n_tokens;
@@ -89,38 +98,33 @@ __device__ void gemm_w(const LlmGemmJob& job) {
       cp_async_16(smem_addr(xs + gw_swizzle(t, c)), src, ok ? 16 : 0);
     }
   };
-  // Plain (f16/bf16) weights of k-tile kt: this thread's row, 8 chunks.
+  // Plain (f16/bf16) weights of k-tile kt: half of this thread's row, 4 chunks.
   auto load_w_plain = [&](int kt, int stage) {
     uint8_t* ws = smem + stage * GW_STAGE;
-    const uint16_t* src = (const uint16_t*)m.qs + (size_t)(row_ok ? my_row : 0) * K + kt * GW_BK;
+    const uint16_t* src = (const uint16_t*)m.qs + (size_t)(row_ok ? my_row : 0) * K + kt * GW_BK + half * 32;
     NVHCQ_UNROLL
-    for (int c = 0; c < 8; ++c) cp_async_16(smem_addr(ws + gw_swizzle(tid, c)), src + c * 8, row_ok ? 16 : 0);
-  };
-  // Quantized weights: this thread's row, two groups per k-tile, through
-  // registers (a row past the matrix loads zero scales and contributes zeros).
-  LlmRawGroup raw0{}, raw1{};
-  auto load_w_quant = [&](int kt) {
-    if (row_ok) {
-      raw0 = llm_load_raw_group(m, (int64_t)my_row * groups + kt * 2);
-      raw1 = llm_load_raw_group(m, (int64_t)my_row * groups + kt * 2 + 1);
+    for (int c = 0; c < 4; ++c) {
+      cp_async_16(smem_addr(ws + gw_swizzle(tile_row, half * 4 + c)), src + c * 8, row_ok ? 16 : 0);
     }
   };
-  auto store_w_quant = [&](int stage) {
-    uint8_t* ws = smem + stage * GW_STAGE;
-    store_group<kBf16>(ws, tid, 0, m.format, raw0);
-    store_group<kBf16>(ws, tid, 4, m.format, raw1);
+  // Quantized weights: one group per k-tile, through registers (a row past the
+  // matrix loads zero scales and contributes zeros).
+  LlmRawGroup raw{};
+  auto load_w_quant = [&](int kt) {
+    if (row_ok) raw = llm_load_raw_group(m, (int64_t)my_row * groups + kt * 2 + half);
   };
+  auto store_w_quant = [&](int stage) { store_group<kBf16>(smem + stage * GW_STAGE, tile_row, half * 4, m.format, raw); };
 
-  float acc[4][4][4];
+  float acc[2][4][4];
   NVHCQ_UNROLL
-  for (int a = 0; a < 4; ++a) {
+  for (int a = 0; a < 2; ++a) {
     NVHCQ_UNROLL
     for (int b = 0; b < 4; ++b) {
       NVHCQ_UNROLL
       for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.0f;
     }
   }
-  const int wm = warp / 2, wn = warp % 2;  // warp tile: rows wm*64.., tokens wn*32..
+  const int wm = warp / 2, wn = warp % 2;  // warp tile: rows wm*32.., tokens wn*32..
 
   if (plain) {
     load_w_plain(0, 0);
@@ -150,10 +154,10 @@ __device__ void gemm_w(const LlmGemmJob& job) {
     const uint8_t* xs = ws + GW_W_STAGE;
     NVHCQ_UNROLL
     for (int ks = 0; ks < GW_BK / 16; ++ks) {
-      uint32_t a[4][4], b[4][2];
+      uint32_t a[2][4], b[4][2];
       NVHCQ_UNROLL
-      for (int mt = 0; mt < 4; ++mt) {
-        const int r = wm * 64 + mt * 16 + lane % 16;
+      for (int mt = 0; mt < 2; ++mt) {
+        const int r = wm * 32 + mt * 16 + lane % 16;
         ldmatrix_x4(a[mt], smem_addr(ws + gw_swizzle(r, ks * 2 + lane / 16)));
       }
       NVHCQ_UNROLL
@@ -167,7 +171,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
         b[2 * np + 1][1] = t[3];
       }
       NVHCQ_UNROLL
-      for (int mt = 0; mt < 4; ++mt) {
+      for (int mt = 0; mt < 2; ++mt) {
         NVHCQ_UNROLL
         for (int nt = 0; nt < 4; ++nt) mma_m16n8k16<kBf16>(acc[mt][nt], a[mt], b[nt]);
       }
@@ -175,43 +179,44 @@ __device__ void gemm_w(const LlmGemmJob& job) {
     if (more && !plain) store_w_quant(stage ^ 1);
   }
 
-  // Epilogue. Accumulator i of (mt, nt) is tile row wm*64 + mt*16 + lane/4 (+8
+  // Epilogue. Accumulator i of (mt, nt) is tile row wm*32 + mt*16 + lane/4 (+8
   // for i >= 2), tile token wn*32 + nt*8 + 2*(lane%4) + (i & 1).
   if (kEpi != GW_SWIGLU) {
     float* y = (float*)job.y;
-    const float* bias = (const float*)job.bias;
+    const float* bias = (const float*)(seg == 0 ? job.bias[0] : seg == 1 ? job.bias[1] : job.bias[2]);
+    const int rows = job.w[seg].rows;
     NVHCQ_UNROLL
-    for (int mt = 0; mt < 4; ++mt) {
+    for (int mt = 0; mt < 2; ++mt) {
       NVHCQ_UNROLL
       for (int nt = 0; nt < 4; ++nt) {
         NVHCQ_UNROLL
         for (int i = 0; i < 4; ++i) {
-          const int row = row0 + wm * 64 + mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
+          const int r = wm * 32 + mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
           const int tok = tok0 + wn * 32 + nt * 8 + 2 * (lane % 4) + (i & 1);
-          if (row >= m.rows || tok >= n_tokens) continue;
-          float* out = y + (size_t)tok * job.ldy + row;
+          if (row0 + r >= rows || tok >= n_tokens) continue;
+          float* out = y + (size_t)tok * job.ldy + out_col0 + r;
           if (kEpi == GW_ADD) {
             *out += acc[mt][nt][i];
           } else {
-            *out = bias ? acc[mt][nt][i] + bias[row] : acc[mt][nt][i];
+            *out = bias ? acc[mt][nt][i] + bias[row0 + r] : acc[mt][nt][i];
           }
         }
       }
     }
     return;
   }
-  // swiglu: warps 2-3 (up rows) hand their products to warps 0-1 (gate rows)
+  // swiglu: warps 4-7 (up rows) hand their products to warps 0-3 (gate rows)
   // through shared memory, [64 rows][GW_BN tokens] f32.
   __syncthreads();
   float* up = (float*)smem;
-  if (wm == 1) {
+  if (wm >= 2) {
     NVHCQ_UNROLL
-    for (int mt = 0; mt < 4; ++mt) {
+    for (int mt = 0; mt < 2; ++mt) {
       NVHCQ_UNROLL
       for (int nt = 0; nt < 4; ++nt) {
         NVHCQ_UNROLL
         for (int i = 0; i < 4; ++i) {
-          const int r = mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
+          const int r = (wm - 2) * 32 + mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
           const int t = wn * 32 + nt * 8 + 2 * (lane % 4) + (i & 1);
           up[r * GW_BN + t] = acc[mt][nt][i];
         }
@@ -219,16 +224,16 @@ __device__ void gemm_w(const LlmGemmJob& job) {
     }
   }
   __syncthreads();
-  if (wm == 0) {
+  if (wm < 2) {
     uint16_t* y = (uint16_t*)job.y;
     const int rows = job.w[0].rows;
     NVHCQ_UNROLL
-    for (int mt = 0; mt < 4; ++mt) {
+    for (int mt = 0; mt < 2; ++mt) {
       NVHCQ_UNROLL
       for (int nt = 0; nt < 4; ++nt) {
         NVHCQ_UNROLL
         for (int i = 0; i < 4; ++i) {
-          const int r = mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
+          const int r = wm * 32 + mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
           const int t = wn * 32 + nt * 8 + 2 * (lane % 4) + (i & 1);
           if (row0 + r >= rows || tok0 + t >= n_tokens) continue;
           const float g = acc[mt][nt][i];
@@ -241,7 +246,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
 }
 
 #define GEMM_W_KERNEL(name, bf16, epi)                                                             \
-  extern "C" __global__ void __launch_bounds__(GW_THREADS) name(const __grid_constant__ LlmGemmJob job) { \
+  extern "C" __global__ void __launch_bounds__(GW_THREADS, 2) name(const __grid_constant__ LlmGemmJob job) { \
     gemm_w<bf16, epi>(job);                                                                        \
   }
 

@@ -16,14 +16,6 @@ struct LlmStepState {
   int32_t reserved[3];
 };
 
-// Weights a kernel asks L2 for on behalf of the next kernel that reads weights:
-// the GPU's memory keeps streaming across launch gaps and the kernels' short
-// latency-bound phases (activation prep, attention).
-struct LlmPrefetch {
-  uint64_t addr;
-  uint64_t bytes;
-};
-
 // Kernels take their job by value (a __grid_constant__ parameter, read from
 // the constant bank) so that no kernel starts with a dependent memory load.
 //
@@ -47,7 +39,6 @@ struct LlmMatvecJob {
   // that each lane keeps ~8 groups of loads in flight on short rows.
   int32_t rows_per_warp;
   int32_t reserved;
-  LlmPrefetch next;
 };
 
 // Attention of one layer for n_tokens consecutive tokens from state->pos
@@ -69,10 +60,9 @@ struct LlmAttentionJob {
   int32_t n_head, n_kv, head_dim, n_rot;
   int32_t capacity, neox, splits, append;
   int32_t qkv_stride, out_stride;  // elements per token
-  int32_t out_f16;  // output type: 0 f32, 1 f16, 2 bf16
-  int32_t reserved;
+  int32_t out_f16;   // output type: 0 f32, 1 f16, 2 bf16
+  int32_t n_tokens;  // prefill: tokens in the batch
   float scale;
-  LlmPrefetch next;
 };
 
 // Prefill: Y = X . W^T for n_tokens activation rows X (f16, or bf16 for BF16
@@ -80,13 +70,17 @@ struct LlmAttentionJob {
 // on the tensor cores. Epilogues as the matrix-vector kernels: store (y + bias,
 // f32), add (y into f32), swiglu (silu(X . gate^T) * (X . up^T), written in the
 // activation type for the next product).
+// Up to LLM_MAX_SEGMENTS matrices sharing the input may be one product, their
+// rows concatenated (Q, K and V), each a whole number of GW tiles (128 rows).
 struct LlmGemmJob {
-  LlmGpuMatrix w[2];  // swiglu: gate, up
-  uint64_t x;         // [n_tokens][cols]
-  uint64_t y;         // [n_tokens][ldy]
-  uint64_t bias;      // f32 [rows], or 0
+  LlmGpuMatrix w[LLM_MAX_SEGMENTS];  // swiglu: gate, up
+  uint64_t bias[LLM_MAX_SEGMENTS];   // f32 per segment row, or 0
+  uint64_t x;                        // [n_tokens][cols]
+  uint64_t y;                        // [n_tokens][ldy]
+  int32_t segments;
   int32_t n_tokens;
   int32_t ldy;
+  int32_t reserved;
 };
 
 #define LLM_ATTN_THREADS 128

@@ -300,7 +300,6 @@ __device__ void matvec(const LlmMatvecJob& job) {
       }
     }
   }
-  prefetch_for_next(job.next.addr, job.next.bytes);
   const ActView a = prepare_activations<kAct, MV_THREADS>((const float*)job.in, (const float*)job.norm,
                                                          job.eps, job.cols, smem, red);
   __syncthreads();

@@ -119,9 +119,10 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
   LlmGemmJob job{};
   job.w[0] = w.desc;
   job.w[1] = up.desc;
+  job.segments = c.epilogue == GW_SWIGLU ? 2 : 1;
   job.x = reinterpret_cast<uint64_t>(x.data());
   job.y = c.epilogue == GW_SWIGLU ? reinterpret_cast<uint64_t>(y16.data()) : reinterpret_cast<uint64_t>(y.data());
-  job.bias = c.epilogue == GW_STORE ? reinterpret_cast<uint64_t>(bias.data()) : 0;
+  job.bias[0] = c.epilogue == GW_STORE ? reinterpret_cast<uint64_t>(bias.data()) : 0;
   job.n_tokens = kTokens;
   job.ldy = ldy;
 
@@ -197,6 +198,64 @@ std::vector<Case> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, LlmGemmEmulation, ::testing::ValuesIn(cases()), case_name);
+
+// Q, K and V as one launch: three matrices of different formats, their rows
+// concatenated in the output, each with its own bias.
+TEST(LlmGemmEmulationSegments, ThreeMatricesShareOneLaunch) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer";
+#endif
+  emu::clear_globals();
+  // kRows is not a whole number of tiles, so only the last segment may have it:
+  // the first two are cut to 128 rows.
+  Matrix a = make_matrix(GgmlType::Q4_K, 11), b = make_matrix(GgmlType::Q8_0, 12), c = make_matrix(GgmlType::Q6_K, 13);
+  a.desc.rows = 128;
+  b.desc.rows = 128;
+  const int total = 128 + 128 + kRows;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<uint16_t> x(static_cast<size_t>(kTokens) * kCols);
+  for (auto& v : x) v = cpu::float_to_half(normal(rng));
+  emu::register_global(x.data(), x.size() * 2);
+  std::vector<float> bias[3];
+  for (auto& bv : bias) {
+    bv.resize(kRows);
+    for (float& v : bv) v = normal(rng);
+  }
+  std::vector<float> y(static_cast<size_t>(kTokens) * total, kGuard);
+  LlmGemmJob job{};
+  job.w[0] = a.desc;
+  job.w[1] = b.desc;
+  job.w[2] = c.desc;
+  for (int i = 0; i < 3; ++i) job.bias[i] = reinterpret_cast<uint64_t>(bias[i].data());
+  job.segments = 3;
+  job.x = reinterpret_cast<uint64_t>(x.data());
+  job.y = reinterpret_cast<uint64_t>(y.data());
+  job.n_tokens = kTokens;
+  job.ldy = total;
+  emu::LaunchConfig cfg;
+  cfg.block = emu::Dim3{GW_THREADS, 1, 1};
+  cfg.grid = emu::Dim3{static_cast<uint32_t>((total + 127) / 128), static_cast<uint32_t>((kTokens + GW_BN - 1) / GW_BN), 1};
+  cfg.shared_bytes = GW_SMEM;
+  ASSERT_EQ(emu::launch(cfg, [&] { gemm_w_f16_store(job); }), "");
+  const Matrix* mats[3] = {&a, &b, &c};
+  for (int t = 0; t < kTokens; ++t) {
+    int col = 0;
+    for (int sgm = 0; sgm < 3; ++sgm) {
+      for (int r = 0; r < mats[sgm]->desc.rows; ++r, ++col) {
+        double want = bias[sgm][static_cast<size_t>(r)], magnitude = 0.0;
+        for (int k = 0; k < kCols; ++k) {
+          const double p = cpu::half_to_float(x[static_cast<size_t>(t) * kCols + k]) *
+                           mats[sgm]->values[static_cast<size_t>(r) * kCols + k];
+          want += p;
+          magnitude += std::fabs(p);
+        }
+        ASSERT_NEAR(y[static_cast<size_t>(t) * total + col], want, 2.0 / 2048 * magnitude + 1e-5)
+            << "token " << t << " segment " << sgm << " row " << r;
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace nvhcq::llm

@@ -113,9 +113,10 @@ class GpuLlama {
   void build_decode_step();
   void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
-                  const std::string& epilogue, LlmPrefetch next = {}) const;
-  void add_gemm(std::vector<StepLaunch>& out, const std::string& what, const GpuMatrix& w, const GpuMatrix* up,
-                uint64_t x, uint64_t y, int ldy, uint64_t bias, int n, const std::string& epilogue) const;
+                  const std::string& epilogue) const;
+  void add_gemm(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& w,
+                const std::vector<uint64_t>& biases, uint64_t x, uint64_t y, int ldy, int n,
+                const std::string& epilogue) const;
   std::vector<StepLaunch> prefill_launches(int n) const;
   void prefill(std::span<const int32_t> tokens);
   void write_state(int32_t token, int32_t pos);

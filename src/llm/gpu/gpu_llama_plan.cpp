@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <initializer_list>
 
 #include "base/error.h"
 #include "kernels/llm_jobs.cuh"
@@ -20,31 +19,14 @@ constexpr uint32_t kMatvecWarps = kMatvecThreads / 32;
 // without an opt-in.
 constexpr uint32_t kMaxDynamicShared = 48 * 1024;
 // Prefill products (llm_gemm.cu): threads, tile, shared memory.
-constexpr uint32_t kGemmThreads = 128;
+constexpr uint32_t kGemmThreads = 256;
 constexpr uint32_t kGemmRows = 128;
 constexpr uint32_t kGemmTokens = 64;
 constexpr uint32_t kGemmShared = 48 * 1024;
-
-// The most a kernel prefetches for the next one: well inside L2 (50 MB on
-// Hopper), with room for what the running kernel streams through it.
-constexpr uint64_t kMaxPrefetchBytes = 24ull << 20;
-
-// The device bytes the matrices' arrays span (they are laid out back to back in
-// plan order, so a layer's Q/K/V, or gate and up, are one span).
-LlmPrefetch span_of(std::initializer_list<const GpuMatrix*> matrices) {
-  uint64_t begin = ~0ull, end = 0;
-  for (const GpuMatrix* m : matrices) {
-    const uint64_t addr[4] = {m->desc.qs, m->desc.qh, m->desc.scales, m->desc.super};
-    for (int a = 0; a < 4; ++a) {
-      const uint64_t bytes = llm_row_bytes(m->desc.format, m->desc.cols, a) * static_cast<uint64_t>(m->desc.rows);
-      if (addr[a] == 0 || bytes == 0) continue;
-      begin = std::min(begin, addr[a]);
-      end = std::max(end, addr[a] + bytes);
-    }
-  }
-  if (end <= begin) return LlmPrefetch{0, 0};
-  return LlmPrefetch{begin, std::min(end - begin, kMaxPrefetchBytes)};
-}
+// Prefill attention (llm_flash_attention.cu): threads, query tokens and keys per tile.
+constexpr uint32_t kFlashThreads = 128;
+constexpr uint32_t kFlashQueries = 64;
+constexpr uint32_t kFlashKeys = 64;
 
 // Rows a warp of a matrix-vector kernel takes at once: about eight 16-byte
 // loads in flight per lane, whatever the row length (see llm_matvec.cu).
@@ -65,8 +47,7 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments) {
 
 void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
                           const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
-                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue,
-                          LlmPrefetch next) const {
+                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue) const {
   // Segments that pair with the same activation format share a launch.
   size_t first = 0;
   uint64_t out_at = out_va;
@@ -97,7 +78,6 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     job.state = s_->state;
     job.eps = config_.rms_eps;
     job.rows_per_warp = rows_per_warp(descs);
-    job.next = next;
     const uint32_t smem = llm_act_smem_bytes(kind, job.cols);
     if (smem > kMaxDynamicShared) {
       throw FormatError("'" + segments[first]->name + "': rows of " + std::to_string(job.cols) + " " +
@@ -115,23 +95,46 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
   }
 }
 
-void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what, const GpuMatrix& w, const GpuMatrix* up,
-                        uint64_t x, uint64_t y, int ldy, uint64_t bias, int n, const std::string& epilogue) const {
-  LlmGemmJob job{};
-  job.w[0] = w.desc;
-  if (up != nullptr) job.w[1] = up->desc;
-  job.x = x;
-  job.y = y;
-  job.bias = bias;
-  job.n_tokens = n;
-  job.ldy = ldy;
-  gpu::LaunchDims d;
-  d.block[0] = kGemmThreads;
-  const uint32_t rows_per_cta = up != nullptr ? kGemmRows / 2 : kGemmRows;
-  d.grid[0] = (static_cast<uint32_t>(w.desc.rows) + rows_per_cta - 1) / rows_per_cta;
-  d.grid[1] = (static_cast<uint32_t>(n) + kGemmTokens - 1) / kGemmTokens;
-  d.dynamic_shared_bytes = kGemmShared;
-  out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue), gpu::KernelArgs().add(job), d});
+void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
+                        const std::vector<const GpuMatrix*>& w, const std::vector<uint64_t>& biases, uint64_t x,
+                        uint64_t y, int ldy, int n, const std::string& epilogue) const {
+  const bool swiglu = epilogue == "swiglu";
+  // Matrices share a launch when every one but the last fills whole tiles.
+  size_t first = 0;
+  uint64_t y_at = y;
+  while (first < w.size()) {
+    size_t last = first + 1;
+    if (swiglu) {
+      last = w.size();
+    } else {
+      while (last < w.size() && last - first < LLM_MAX_SEGMENTS && w[last - 1]->desc.rows % kGemmRows == 0) ++last;
+    }
+    LlmGemmJob job{};
+    job.segments = static_cast<int32_t>(last - first);
+    uint32_t rows = 0;
+    for (size_t i = first; i < last; ++i) {
+      job.w[i - first] = w[i]->desc;
+      job.bias[i - first] = i < biases.size() ? biases[i] : 0;
+      rows += static_cast<uint32_t>(w[i]->desc.rows);
+    }
+    job.x = x;
+    job.y = y_at;
+    job.n_tokens = n;
+    job.ldy = ldy;
+    gpu::LaunchDims d;
+    d.block[0] = kGemmThreads;
+    if (swiglu) {
+      d.grid[0] = (static_cast<uint32_t>(w[0]->desc.rows) + kGemmRows / 2 - 1) / (kGemmRows / 2);
+    } else {
+      // Every segment but the last is whole tiles, so the tiles add up.
+      d.grid[0] = (rows + kGemmRows - 1) / kGemmRows;
+    }
+    d.grid[1] = (static_cast<uint32_t>(n) + kGemmTokens - 1) / kGemmTokens;
+    d.dynamic_shared_bytes = kGemmShared;
+    out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue), gpu::KernelArgs().add(job), d});
+    y_at += 4ull * rows;
+    first = last;
+  }
 }
 
 namespace {
@@ -159,18 +162,6 @@ void GpuLlama::build_decode_step() {
   const ModelConfig& c = config_;
   const GpuWeights& w = *weights_;
   step_.clear();
-  // The weights of each weight-reading launch, in step order; a launch
-  // prefetches those of the next one (the logits head those of layer 0).
-  std::vector<LlmPrefetch> spans;
-  for (const GpuLayer& L : w.layers) {
-    spans.push_back(span_of({&L.wq, &L.wk, &L.wv}));
-    spans.push_back(span_of({&L.wo}));
-    spans.push_back(span_of({&L.gate, &L.up}));
-    spans.push_back(span_of({&L.down}));
-  }
-  spans.push_back(span_of({&w.output}));
-  auto after = [&](size_t i) { return spans[(i + 1) % spans.size()]; };
-
   gpu::LaunchDims one_block;
   one_block.block[0] = 256;
   step_.push_back(StepLaunch{"embed", &kernels_.embed_tokens(),
@@ -180,9 +171,7 @@ void GpuLlama::build_decode_step() {
   const uint64_t layer_kv = 2ull * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const GpuLayer& L = w.layers[l];
-    const size_t at = 4 * l;  // this layer's first span
-    add_matvec(step_, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store",
-               after(at));
+    add_matvec(step_, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store");
 
     LlmAttentionJob aj = attention_job(c, kv_->va() + l * layer_kv, kv_->va() + l * layer_kv + layer_kv / 2,
                                        options_.context, splits_);
@@ -193,19 +182,18 @@ void GpuLlama::build_decode_step() {
     aj.partial = s_->partial;
     aj.counters = s_->counters;
     aj.append = 1;
-    aj.next = after(at + 1);  // attention reads no weights: it starts on the FFN's
     gpu::LaunchDims ad;
     ad.block[0] = LLM_ATTN_THREADS;
     ad.grid[0] = c.n_head_kv;
     ad.grid[1] = static_cast<uint32_t>(splits_);
     step_.push_back(StepLaunch{"attention", &kernels_.attention(), gpu::KernelArgs().add(aj), ad});
 
-    add_matvec(step_, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add", after(at + 1));
+    add_matvec(step_, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add");
     if (llm_act_kind(L.gate.desc.format) == llm_act_kind(L.up.desc.format)) {
-      add_matvec(step_, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu", after(at + 2));
+      add_matvec(step_, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu");
     } else {
-      add_matvec(step_, "ffn_gate_up", {&L.gate}, {}, s_->x, L.ffn_norm, s_->gate, "store", after(at + 2));
-      add_matvec(step_, "ffn_gate_up", {&L.up}, {}, s_->x, L.ffn_norm, s_->up, "store", after(at + 2));
+      add_matvec(step_, "ffn_gate_up", {&L.gate}, {}, s_->x, L.ffn_norm, s_->gate, "store");
+      add_matvec(step_, "ffn_gate_up", {&L.up}, {}, s_->x, L.ffn_norm, s_->up, "store");
       gpu::LaunchDims sd;
       sd.block[0] = 256;
       sd.grid[0] = (c.n_ff + 255) / 256;
@@ -213,9 +201,9 @@ void GpuLlama::build_decode_step() {
                                  gpu::KernelArgs().ptr(s_->gate).ptr(s_->up).ptr(s_->h).add(static_cast<int32_t>(c.n_ff)),
                                  sd});
     }
-    add_matvec(step_, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add", after(at + 3));  // the next layer's Q/K/V
+    add_matvec(step_, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add");
   }
-  add_matvec(step_, "logits", {&w.output}, {}, s_->x, w.output_norm, s_->logits, "logits", after(spans.size() - 1));
+  add_matvec(step_, "logits", {&w.output}, {}, s_->x, w.output_norm, s_->logits, "logits");
   gpu::LaunchDims fd;
   step_.push_back(StepLaunch{"step", &kernels_.finish_step(), gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(1), fd});
 }
@@ -242,10 +230,7 @@ std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
                              gpu::KernelArgs().ptr(s_->batch_x).ptr(L.attn_norm).ptr(s_->batch_xn).add(d_model)
                                  .add(c.rms_eps).add(bf16),
                              per_token});
-    add_gemm(out, "qkv", L.wq, nullptr, s_->batch_xn, s_->batch_qkv, qkv_ld, L.bq, n, "store");
-    add_gemm(out, "qkv", L.wk, nullptr, s_->batch_xn, s_->batch_qkv + 4ull * q_dim, qkv_ld, L.bk, n, "store");
-    add_gemm(out, "qkv", L.wv, nullptr, s_->batch_xn, s_->batch_qkv + 4ull * (q_dim + kv_dim), qkv_ld, L.bv, n,
-             "store");
+    add_gemm(out, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->batch_xn, s_->batch_qkv, qkv_ld, n, "store");
 
     LlmAttentionJob aj = attention_job(c, kv_->va() + l * layer_kv, kv_->va() + l * layer_kv + layer_kv / 2,
                                        options_.context, 1);
@@ -259,19 +244,31 @@ std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
     kv_store.grid[0] = static_cast<uint32_t>(n);
     kv_store.block[0] = LLM_ATTN_THREADS;
     out.push_back(StepLaunch{"attention", &kernels_.rope_kv_store(), gpu::KernelArgs().add(aj), kv_store});
-    gpu::LaunchDims ad;
-    ad.block[0] = LLM_ATTN_THREADS;
-    ad.grid[0] = c.n_head_kv;
-    ad.grid[2] = static_cast<uint32_t>(n);
-    out.push_back(StepLaunch{"attention", &kernels_.attention(), gpu::KernelArgs().add(aj), ad});
+    aj.n_tokens = n;
+    if (c.head_dim == 64 || c.head_dim == 128) {
+      // Tensor-core attention: 64 query tokens of one head per block.
+      gpu::LaunchDims fd;
+      fd.block[0] = kFlashThreads;
+      fd.grid[0] = (static_cast<uint32_t>(n) + kFlashQueries - 1) / kFlashQueries;
+      fd.grid[1] = c.n_head;
+      fd.dynamic_shared_bytes = 2 * kFlashKeys * c.head_dim * 2;  // a K and a V tile, f16
+      out.push_back(StepLaunch{"attention", &kernels_.flash_prefill(static_cast<int>(c.head_dim)),
+                               gpu::KernelArgs().add(aj), fd});
+    } else {
+      gpu::LaunchDims ad;
+      ad.block[0] = LLM_ATTN_THREADS;
+      ad.grid[0] = c.n_head_kv;
+      ad.grid[2] = static_cast<uint32_t>(n);
+      out.push_back(StepLaunch{"attention", &kernels_.attention(), gpu::KernelArgs().add(aj), ad});
+    }
 
-    add_gemm(out, "wo", L.wo, nullptr, s_->batch_attn, s_->batch_x, d_model, 0, n, "add");
+    add_gemm(out, "wo", {&L.wo}, {}, s_->batch_attn, s_->batch_x, d_model, n, "add");
     out.push_back(StepLaunch{"norm", &kernels_.rmsnorm_rows(),
                              gpu::KernelArgs().ptr(s_->batch_x).ptr(L.ffn_norm).ptr(s_->batch_xn).add(d_model)
                                  .add(c.rms_eps).add(bf16),
                              per_token});
-    add_gemm(out, "ffn_gate_up", L.gate, &L.up, s_->batch_xn, s_->batch_h, ff, 0, n, "swiglu");
-    add_gemm(out, "ffn_down", L.down, nullptr, s_->batch_h, s_->batch_x, d_model, 0, n, "add");
+    add_gemm(out, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->batch_xn, s_->batch_h, ff, n, "swiglu");
+    add_gemm(out, "ffn_down", {&L.down}, {}, s_->batch_h, s_->batch_x, d_model, n, "add");
   }
   add_matvec(out, "logits", {&w.output}, {}, s_->batch_x + 4ull * (n - 1) * d_model, w.output_norm, s_->logits,
              "logits");

@@ -21,6 +21,10 @@ class LlmKernels {
   const gpu::Kernel& gemm(bool bf16, const std::string& epilogue);
   const gpu::Kernel& attention() { return get("llm_attention.cu", "attention"); }
   const gpu::Kernel& rope_kv_store() { return get("llm_attention.cu", "rope_kv_store"); }
+  // Prefill attention on the tensor cores, for heads of 64 or 128 dimensions.
+  const gpu::Kernel& flash_prefill(int head_dim) {
+    return get("llm_flash_attention.cu", head_dim == 64 ? "flash_prefill_hd64" : "flash_prefill_hd128");
+  }
   const gpu::Kernel& embed_tokens() { return get("llm_step.cu", "embed_tokens"); }
   const gpu::Kernel& finish_step() { return get("llm_step.cu", "finish_step"); }
   const gpu::Kernel& swiglu() { return get("llm_step.cu", "swiglu_f32"); }

@@ -30,7 +30,7 @@ struct Fiber {
   std::vector<PendingCopy> open;                 // issued since the last commit
 };
 
-enum class Collective { kNone, kLdmatrix, kLdmatrixTrans, kMmaF16, kMmaBf16 };
+enum class Collective { kNone, kLdmatrix, kLdmatrixTrans, kMmaF16, kMmaBf16, kShflXor };
 
 // What the 32 lanes of a warp hand to a collective; the last lane to arrive
 // computes every lane's result.
@@ -212,6 +212,13 @@ void collective(Collective op, Deposit deposit) {
       break;
     case Collective::kMmaBf16:
       run_mma(w, true);
+      break;
+    case Collective::kShflXor:
+      // addr holds each lane's value, a[lane][0] its xor mask.
+      for (uint32_t l = 0; l < 32; ++l) {
+        if (w.a[l][0] != w.a[0][0]) fail("the lanes of a warp gave __shfl_xor_sync different masks");
+        *w.regs[l] = w.addr[l ^ (w.a[l][0] & 31)];
+      }
       break;
     case Collective::kNone:
       break;
@@ -460,6 +467,16 @@ void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose) {
                w.addr[lane] = addr;
                w.regs[lane] = r;
              });
+}
+
+uint32_t shfl_xor(uint32_t value, int mask) {
+  uint32_t result = 0;
+  collective(Collective::kShflXor, [&](Warp& w, uint32_t lane) {
+    w.addr[lane] = value;
+    w.a[lane][0] = static_cast<uint32_t>(mask);
+    w.regs[lane] = &result;
+  });
+  return result;
 }
 
 void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf16) {

@@ -43,6 +43,8 @@ void cp_async_commit();
 void cp_async_wait(int pending);
 void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose);
 void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf16);
+// __shfl_xor_sync over the whole warp: each lane gets the value of lane ^ mask.
+uint32_t shfl_xor(uint32_t value, int mask);
 // Warpgroup (128 threads) wgmma: queued at issue, executed -- reading shared
 // memory then -- by the wait that retires its commit group.
 void wgmma(float* d, uint64_t desc_a, uint64_t desc_b, int n, bool bf16, bool transpose_b);
@@ -83,7 +85,14 @@ void clear_globals();
 inline void __syncthreads() {
   ::nvhcq::emu::sync_threads();
 }
+inline float __shfl_xor_sync(unsigned, float v, int mask) {
+  return ::nvhcq::cpu::bits_float(::nvhcq::emu::shfl_xor(::nvhcq::cpu::float_bits(v), mask));
+}
 
+struct alignas(8) float2 {
+  float x, y;
+};
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
 struct alignas(16) float4 {
   float x, y, z, w;
 };
