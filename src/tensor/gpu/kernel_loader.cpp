@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "compile/compiler.h"
+#include "kernels/embedded.h"
 
 namespace nvhcq::tensor {
 namespace {
@@ -22,7 +23,14 @@ std::string source_key(const LaunchSpec& s) {
 
 class NvrtcLoader final : public KernelLoader {
  public:
-  explicit NvrtcLoader(gpu::Accelerator& acc) : acc_(acc) { options_.arch = acc.arch(); }
+  explicit NvrtcLoader(gpu::Accelerator& acc) : acc_(acc) {
+    options_.arch = acc.arch();
+    generated_options_ = options_;
+    // Each op of a fused chain rounds as the CPU backend rounds it, one op at a
+    // time: no contraction of a product and a sum into one FMA. (Library
+    // kernels, matmuls above all, keep their FMAs.)
+    generated_options_.extra_flags.push_back("--fmad=false");
+  }
 
   std::vector<std::shared_ptr<gpu::Kernel>> load_all(
       const std::vector<const LaunchSpec*>& specs) override {
@@ -89,7 +97,9 @@ class NvrtcLoader final : public KernelLoader {
   std::vector<uint8_t> compile_one(const LaunchSpec& s) {
     dump_kernel_source(s);
     try {
-      auto m = compile::compile(s.source, s.file, options_);
+      bool library = false;
+      for (const auto& e : kernels::embedded_sources()) library = library || e.name == s.file;
+      auto m = compile::compile(s.source, s.file, library ? options_ : generated_options_);
       if (!m.from_cache) ++compiled_;
       return std::move(m.cubin);
     } catch (const Error& e) {
@@ -99,7 +109,7 @@ class NvrtcLoader final : public KernelLoader {
   }
 
   gpu::Accelerator& acc_;
-  compile::CompileOptions options_;
+  compile::CompileOptions options_, generated_options_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::vector<uint8_t>> cubins_;
   std::unordered_map<std::string, std::shared_ptr<gpu::Kernel>> kernels_;
