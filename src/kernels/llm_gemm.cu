@@ -81,7 +81,11 @@ __device__ void gemm_w(const LlmGemmJob& job) {
   const int my_row = row0 + (swiglu ? tile_row % (GW_BM / 2) : tile_row);
   const bool row_ok = my_row < m.rows;
   const int K = m.cols;
-  const int k_tiles = K / GW_BK;
+  // Split-K (add epilogue only): CTA z of gridDim.z takes a contiguous share of
+  // the k-tiles and adds its partial products into the output.
+  const int k_total = K / GW_BK;
+  const int k_first = (int)(((long long)k_total * blockIdx.z) / gridDim.z);
+  const int k_tiles = (int)(((long long)k_total * (blockIdx.z + 1)) / gridDim.z) - k_first;
   const int groups = K / LLM_GROUP;
   const bool plain = m.format == kGpuF16 || m.format == kGpuBF16;
   const uint16_t* x = (const uint16_t*)job.x;
@@ -94,14 +98,15 @@ __device__ void gemm_w(const LlmGemmJob& job) {
       const int id = tid + GW_THREADS * j;
       const int t = id / 8, c = id % 8;
       const bool ok = tok0 + t < n_tokens;
-      const uint16_t* src = x + (size_t)(ok ? tok0 + t : 0) * K + kt * GW_BK + c * 8;
+      const uint16_t* src = x + (size_t)(ok ? tok0 + t : 0) * K + (k_first + kt) * GW_BK + c * 8;
       cp_async_16(smem_addr(xs + gw_swizzle(t, c)), src, ok ? 16 : 0);
     }
   };
   // Plain (f16/bf16) weights of k-tile kt: half of this thread's row, 4 chunks.
   auto load_w_plain = [&](int kt, int stage) {
     uint8_t* ws = smem + stage * GW_STAGE;
-    const uint16_t* src = (const uint16_t*)m.qs + (size_t)(row_ok ? my_row : 0) * K + kt * GW_BK + half * 32;
+    const uint16_t* src =
+        (const uint16_t*)m.qs + (size_t)(row_ok ? my_row : 0) * K + (k_first + kt) * GW_BK + half * 32;
     NVHCQ_UNROLL
     for (int c = 0; c < 4; ++c) {
       cp_async_16(smem_addr(ws + gw_swizzle(tile_row, half * 4 + c)), src + c * 8, row_ok ? 16 : 0);
@@ -111,7 +116,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
   // matrix loads zero scales and contributes zeros).
   LlmRawGroup raw{};
   auto load_w_quant = [&](int kt) {
-    if (row_ok) raw = llm_load_raw_group(m, (int64_t)my_row * groups + kt * 2 + half);
+    if (row_ok) raw = llm_load_raw_group(m, (int64_t)my_row * groups + (k_first + kt) * 2 + half);
   };
   auto store_w_quant = [&](int stage) { store_group<kBf16>(smem + stage * GW_STAGE, tile_row, half * 4, m.format, raw); };
 
@@ -196,7 +201,11 @@ __device__ void gemm_w(const LlmGemmJob& job) {
           if (row0 + r >= rows || tok >= n_tokens) continue;
           float* out = y + (size_t)tok * job.ldy + out_col0 + r;
           if (kEpi == GW_ADD) {
-            *out += acc[mt][nt][i];
+            if (gridDim.z > 1) {
+              atomicAdd(out, acc[mt][nt][i]);
+            } else {
+              *out += acc[mt][nt][i];
+            }
           } else {
             *out = bias ? acc[mt][nt][i] + bias[row0 + r] : acc[mt][nt][i];
           }

@@ -75,12 +75,14 @@ Matrix make_matrix(GgmlType type, uint32_t seed) {
 
 struct Case {
   GgmlType type;
-  int epilogue;  // GW_STORE, GW_ADD, GW_SWIGLU
+  int epilogue;    // GW_STORE, GW_ADD, GW_SWIGLU
+  int k_splits = 1;  // split-K CTAs (add epilogue)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   static const char* epi[] = {"store", "add", "swiglu"};
-  return std::string(traits(info.param.type).name) + "_" + epi[info.param.epilogue];
+  return std::string(traits(info.param.type).name) + "_" + epi[info.param.epilogue] +
+         (info.param.k_splits > 1 ? "_split" + std::to_string(info.param.k_splits) : "");
 }
 
 class LlmGemmEmulation : public ::testing::TestWithParam<Case> {};
@@ -130,7 +132,7 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
   cfg.block = emu::Dim3{GW_THREADS, 1, 1};
   cfg.grid = emu::Dim3{static_cast<uint32_t>((kRows + (c.epilogue == GW_SWIGLU ? 63 : 127)) /
                                              (c.epilogue == GW_SWIGLU ? 64 : 128)),
-                       static_cast<uint32_t>((kTokens + GW_BN - 1) / GW_BN), 1};
+                       static_cast<uint32_t>((kTokens + GW_BN - 1) / GW_BN), static_cast<uint32_t>(c.k_splits)};
   cfg.shared_bytes = GW_SMEM;
   const std::string error = emu::launch(cfg, [&] {
     if (bf16) {
@@ -192,6 +194,8 @@ std::vector<Case> cases() {
   }
   out.push_back({GgmlType::Q4_K, GW_ADD});
   out.push_back({GgmlType::F16, GW_ADD});
+  out.push_back({GgmlType::Q6_K, GW_ADD, 3});  // eight k-tiles in shares of 2, 3 and 3
+  out.push_back({GgmlType::F16, GW_ADD, 2});
   out.push_back({GgmlType::Q6_K, GW_SWIGLU});
   out.push_back({GgmlType::BF16, GW_SWIGLU});
   return out;

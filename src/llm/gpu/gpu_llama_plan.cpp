@@ -130,6 +130,13 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
       d.grid[0] = (rows + kGemmRows - 1) / kGemmRows;
     }
     d.grid[1] = (static_cast<uint32_t>(n) + kGemmTokens - 1) / kGemmTokens;
+    if (epilogue == "add") {
+      // Too few tiles to fill the GPU twice over: split K among CTAs that add
+      // their partial products (at least four k-tiles each).
+      const uint32_t tiles = d.grid[0] * d.grid[1], wanted = 2 * acc_.sm_count();
+      const uint32_t k_tiles = static_cast<uint32_t>(w[first]->desc.cols) / 64;
+      d.grid[2] = std::clamp<uint32_t>((wanted + tiles - 1) / tiles, 1, std::max<uint32_t>(k_tiles / 4, 1));
+    }
     d.dynamic_shared_bytes = kGemmShared;
     out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue), gpu::KernelArgs().add(job), d});
     y_at += 4ull * rows;
