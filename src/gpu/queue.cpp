@@ -126,6 +126,13 @@ PushBuffer ComputeQueue::encode(Device& device) const {
   }
   const hw::ArchParams& arch = device.arch();
   const hw::ShaderWindows& windows = device.windows();
+  // The scheduler caches QMDs by address. SEND_PCAS invalidates the copy of the
+  // QMD it names, but a chained QMD is fetched by the scheduler itself: once the
+  // argument ring wraps, a chain could pick up a stale copy of an earlier QMD
+  // that lived at the same address. Drop them all before this submission.
+  bool has_launch = false;
+  for (const Command& c : commands_) has_launch = has_launch || c.kind == Kind::kExec;
+  if (has_launch) pb.method(hw::kSubchCompute, hw::compute::INVALIDATE_SKED_CACHES, {0});
   uint8_t* previous_qmd_cpu = nullptr;  // set while the last command was a launch
   Qmd previous_qmd(*arch.qmd);
   bool launched_since_idle = false;

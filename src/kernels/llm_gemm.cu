@@ -82,7 +82,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
   const bool row_ok = my_row < m.rows;
   const int K = m.cols;
   // Split-K (add epilogue only): CTA z of gridDim.z takes a contiguous share of
-  // the k-tiles and adds its partial products into the output.
+  // the k-tiles and leaves its partial products for add_partials.
   const int k_total = K / GW_BK;
   const int k_first = (int)(((long long)k_total * blockIdx.z) / gridDim.z);
   const int k_tiles = (int)(((long long)k_total * (blockIdx.z + 1)) / gridDim.z) - k_first;
@@ -202,7 +202,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
           float* out = y + (size_t)tok * job.ldy + out_col0 + r;
           if (kEpi == GW_ADD) {
             if (gridDim.z > 1) {
-              atomicAdd(out, acc[mt][nt][i]);
+              ((float*)job.partial)[((size_t)blockIdx.z * n_tokens + tok) * rows + row0 + r] = acc[mt][nt][i];
             } else {
               *out += acc[mt][nt][i];
             }
@@ -251,6 +251,16 @@ __device__ void gemm_w(const LlmGemmJob& job) {
         }
       }
     }
+  }
+}
+
+// y[t][r] += the splits' partial products for (t, r), summed in split order.
+extern "C" __global__ void add_partials(float* y, int ldy, const float* partial, int splits, int n_tokens, int rows) {
+  const int total = n_tokens * rows;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    float s = 0.0f;
+    for (int z = 0; z < splits; ++z) s += partial[(size_t)z * total + i];
+    y[(size_t)(i / rows) * ldy + i % rows] += s;
   }
 }
 

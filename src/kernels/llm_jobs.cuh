@@ -72,11 +72,16 @@ struct LlmAttentionJob {
 // activation type for the next product).
 // Up to LLM_MAX_SEGMENTS matrices sharing the input may be one product, their
 // rows concatenated (Q, K and V), each a whole number of GW tiles (128 rows).
+// Split-K (the add epilogue, gridDim.z > 1): split z writes its partial
+// products to partial + z * n_tokens * rows ([token][row] f32), and
+// add_partials sums the splits in order into y, so results do not depend on
+// which CTA finishes first.
 struct LlmGemmJob {
   LlmGpuMatrix w[LLM_MAX_SEGMENTS];  // swiglu: gate, up
   uint64_t bias[LLM_MAX_SEGMENTS];   // f32 per segment row, or 0
   uint64_t x;                        // [n_tokens][cols]
   uint64_t y;                        // [n_tokens][ldy]
+  uint64_t partial;                  // split-K scratch
   int32_t segments;
   int32_t n_tokens;
   int32_t ldy;

@@ -108,8 +108,8 @@ std::vector<int32_t> prompt_tokens(int n, uint32_t vocab) {
 double logit_tolerance(LlamaFtype t) {
   switch (t) {
     case LlamaFtype::ALL_F32: return 1e-4;
-    case LlamaFtype::MOSTLY_F16:
-    case LlamaFtype::MOSTLY_BF16: return 5e-3;
+    case LlamaFtype::MOSTLY_F16: return 5e-3;
+    case LlamaFtype::MOSTLY_BF16: return 1e-2;  // 8 mantissa bits (the CPU path's own bf16 bound)
     // The CPU path's own bound against exact arithmetic (tests/llm/model_forward_test):
     // GPU prefill takes f16 activations where the CPU rounds them to int8.
     default: return 6e-2;

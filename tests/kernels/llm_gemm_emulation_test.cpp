@@ -127,6 +127,8 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
   job.bias[0] = c.epilogue == GW_STORE ? reinterpret_cast<uint64_t>(bias.data()) : 0;
   job.n_tokens = kTokens;
   job.ldy = ldy;
+  std::vector<float> partial(static_cast<size_t>(c.k_splits) * kTokens * kRows, kGuard);
+  job.partial = reinterpret_cast<uint64_t>(partial.data());
 
   emu::LaunchConfig cfg;
   cfg.block = emu::Dim3{GW_THREADS, 1, 1};
@@ -146,6 +148,12 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
     }
   });
   ASSERT_EQ(error, "");
+  if (c.k_splits > 1) {
+    emu::LaunchConfig red;
+    red.block = emu::Dim3{128, 1, 1};
+    red.grid = emu::Dim3{7, 1, 1};
+    ASSERT_EQ(emu::launch(red, [&] { add_partials(y.data(), ldy, partial.data(), c.k_splits, kTokens, kRows); }), "");
+  }
 
   // Weights reach the tensor cores rounded to the input type: allow that
   // rounding (2^-8 relative for bf16, 2^-11 for f16) over a row of products.

@@ -130,15 +130,27 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
       d.grid[0] = (rows + kGemmRows - 1) / kGemmRows;
     }
     d.grid[1] = (static_cast<uint32_t>(n) + kGemmTokens - 1) / kGemmTokens;
-    if (epilogue == "add") {
-      // Too few tiles to fill the GPU twice over: split K among CTAs that add
-      // their partial products (at least four k-tiles each).
+    if (epilogue == "add" && last - first == 1) {
+      // Too few tiles to fill the GPU twice over: split K among CTAs (at least
+      // four k-tiles each), their partial products summed in order afterwards.
       const uint32_t tiles = d.grid[0] * d.grid[1], wanted = 2 * acc_.sm_count();
       const uint32_t k_tiles = static_cast<uint32_t>(w[first]->desc.cols) / 64;
-      d.grid[2] = std::clamp<uint32_t>((wanted + tiles - 1) / tiles, 1, std::max<uint32_t>(k_tiles / 4, 1));
+      d.grid[2] = std::clamp<uint32_t>((wanted + tiles - 1) / tiles, 1,
+                                       std::min<uint32_t>(std::max<uint32_t>(k_tiles / 4, 1), Scratch::kMaxKSplits));
+      if (static_cast<uint64_t>(d.grid[2]) * n * rows * 4 > s_->batch_partial_bytes) d.grid[2] = 1;
     }
+    job.partial = s_->batch_partial;
     d.dynamic_shared_bytes = kGemmShared;
     out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue), gpu::KernelArgs().add(job), d});
+    if (d.grid[2] > 1) {
+      gpu::LaunchDims rd;
+      rd.block[0] = 256;
+      rd.grid[0] = 2 * acc_.sm_count();
+      out.push_back(StepLaunch{what, &kernels_.add_partials(),
+                               gpu::KernelArgs().ptr(y_at).add(ldy).ptr(s_->batch_partial)
+                                   .add(static_cast<int32_t>(d.grid[2])).add(n).add(static_cast<int32_t>(rows)),
+                               rd});
+    }
     y_at += 4ull * rows;
     first = last;
   }

@@ -62,8 +62,13 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_batch(gpu::Accele
   batch_qkv = l.take(4 * n * (c.q_dim() + 2 * c.kv_dim()));
   batch_attn = l.take(2 * n * c.q_dim());
   batch_h = l.take(2 * n * c.n_ff);
+  // Split-K partials of the products into the residual stream (n_embd rows).
+  batch_partial_bytes = 4ull * kMaxKSplits * n * c.n_embd;
+  batch_partial = l.take(batch_partial_bytes);
   auto mem = acc.alloc(l.size());
-  for (uint64_t* a : {&batch_token_ids, &batch_x, &batch_xn, &batch_qkv, &batch_attn, &batch_h}) *a += mem->va();
+  for (uint64_t* a : {&batch_token_ids, &batch_x, &batch_xn, &batch_qkv, &batch_attn, &batch_h, &batch_partial}) {
+    *a += mem->va();
+  }
   return mem;
 }
 

@@ -19,6 +19,7 @@ class LlmKernels {
   const gpu::Kernel& matvec(int act_kind, const std::string& epilogue);
   // gemm_w_<f16|bf16>_<store|add|swiglu> (prefill products).
   const gpu::Kernel& gemm(bool bf16, const std::string& epilogue);
+  const gpu::Kernel& add_partials() { return get("llm_gemm.cu", "add_partials"); }
   const gpu::Kernel& attention() { return get("llm_attention.cu", "attention"); }
   const gpu::Kernel& rope_kv_store() { return get("llm_attention.cu", "rope_kv_store"); }
   // Prefill attention on the tensor cores, for heads of 64 or 128 dimensions.

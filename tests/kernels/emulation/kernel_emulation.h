@@ -85,12 +85,6 @@ void clear_globals();
 inline void __syncthreads() {
   ::nvhcq::emu::sync_threads();
 }
-// Fibers run one at a time: a plain add is atomic.
-inline float atomicAdd(float* p, float v) {
-  const float old = *p;
-  *p = old + v;
-  return old;
-}
 inline float __shfl_xor_sync(unsigned, float v, int mask) {
   return ::nvhcq::cpu::bits_float(::nvhcq::emu::shfl_xor(::nvhcq::cpu::float_bits(v), mask));
 }
