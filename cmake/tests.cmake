@@ -82,4 +82,10 @@ add_test(NAME cli.info_runs COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
          -DARGS=info -DEXPECT_RC=0 -DEXPECT_OUT=nvhcq -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
 add_test(NAME cli.help COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
          -DARGS=--help -DEXPECT_RC=0 -DEXPECT_OUT=quantize -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
-set_tests_properties(cli.unknown_command cli.unknown_flag cli.info_runs cli.help PROPERTIES LABELS unit)
+set(NVHCQ_KERNEL_LOG_ARGS kernel-log --input ${CMAKE_SOURCE_DIR}/tests/data/kernel_log/gpu-errors.dmesg)
+add_test(NAME cli.kernel_log_classifies_a_saved_log COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
+         "-DARGS=${NVHCQ_KERNEL_LOG_ARGS}"
+         -DEXPECT_RC=3 "-DEXPECT_OUT=2 errors (Xid 31), 0 warnings, 1 known-harmless, 2 info"
+         -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
+set_tests_properties(cli.unknown_command cli.unknown_flag cli.info_runs cli.help
+                     cli.kernel_log_classifies_a_saved_log PROPERTIES LABELS unit)

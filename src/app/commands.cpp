@@ -11,6 +11,8 @@ std::span<const Command> commands() {
       {"quantize", "convert a GGUF model to another weight type", run_quantize},
       {"tokenize", "print the token ids of a text under a GGUF file's tokenizer", run_tokenize},
       {"serve", "serve a GGUF model over HTTP", run_serve},
+      {"kernel-log", "the GPU drivers' kernel-log messages, classified (Xid codes, faults)",
+       run_kernel_log},
   };
   return kCommands;
 }

@@ -25,5 +25,6 @@ int run_synth(const Args& args);
 int run_quantize(const Args& args);
 int run_tokenize(const Args& args);
 int run_serve(const Args& args);
+int run_kernel_log(const Args& args);
 
 }  // namespace nvhcq::app

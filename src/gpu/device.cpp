@@ -55,8 +55,9 @@ void Device::setup_channels() {
     ch.engine = engine;
     uint32_t entries = engine == drv::Engine::kCompute ? options_.compute_ring_entries
                                                        : options_.copy_ring_entries;
-    ch.gpfifo = std::make_unique<GpfifoRing>(driver_->open_channel(engine, entries),
-                                             [this] { check_errors(); });
+    ch.gpfifo = std::make_unique<GpfifoRing>(
+        driver_->open_channel(engine, entries), [this] { check_errors(); }, options_.timeout,
+        [this] { return driver_->fault_report(); });
     ch.timeline = new_signal(0);
     ch.commands = std::make_unique<TimelineRing>(
         alloc(options_.command_ring_bytes, true),

@@ -1,13 +1,19 @@
 #include "gpu/gpfifo.h"
 
+#include <thread>
+
 #include "base/error.h"
 #include "gpu/hw/barrier.h"
 #include "gpu/hw/methods.h"
 
 namespace nvhcq::gpu {
 
-GpfifoRing::GpfifoRing(const drv::ChannelHandles& channel, std::function<void()> on_stall)
-    : channel_(channel), on_stall_(std::move(on_stall)) {
+GpfifoRing::GpfifoRing(const drv::ChannelHandles& channel, std::function<void()> on_stall,
+                       std::chrono::milliseconds timeout, std::function<std::string()> fault_report)
+    : channel_(channel),
+      on_stall_(std::move(on_stall)),
+      timeout_(timeout),
+      fault_report_(std::move(fault_report)) {
   if (channel_.ring == nullptr || channel_.ring_entries < 2 || channel_.gp_put == nullptr) {
     throw Error("GPFIFO ring handles are incomplete");
   }
@@ -22,12 +28,31 @@ void GpfifoRing::submit(uint64_t pushbuffer_va, uint32_t words) {
   if (pushbuffer_va >= (1ull << 40)) throw Error("pushbuffers must live below 1 TiB of GPU VA");
   uint32_t n = channel_.ring_entries;
   uint32_t next = (put_ + 1) % n;
-  while (next == cached_get_) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start;
+  for (uint64_t spins = 0; next == cached_get_; ++spins) {
     cached_get_ = *channel_.gp_get % n;
     if (next != cached_get_) break;
     ++stalls_;
     if (on_stall_) on_stall_();
-    hw::cpu_relax();
+    if (spins == 0) start = Clock::now();
+    if (spins % 1024 == 1023) {
+      auto elapsed = Clock::now() - start;
+      if (elapsed > timeout_) {
+        std::string report = fault_report_ ? fault_report_() : std::string();
+        throw GpuFaultError("the GPU consumed no GPFIFO entry for " +
+                                std::to_string(timeout_.count()) + " ms: the ring of " +
+                                std::to_string(n) + " entries stays full (GP_GET " +
+                                std::to_string(cached_get_) + ", GP_PUT " + std::to_string(put_) +
+                                ")" + (report.empty() ? "" : ": " + report),
+                            "GPFIFO submit", 0,
+                            "a kernel may hang, or the channel waits on a signal nobody sets");
+      }
+      // Spin briefly (the GPU usually frees an entry within microseconds), then yield.
+      if (elapsed > std::chrono::microseconds(50)) std::this_thread::yield();
+    } else {
+      hw::cpu_relax();
+    }
   }
   channel_.ring[put_] = hw::gpfifo_entry(pushbuffer_va, words);
   hw::flush_writes_before_doorbell();

@@ -1,10 +1,14 @@
 #pragma once
 // The GPFIFO ring of one channel: entries pointing at pushbuffers, the GP_PUT the
 // CPU advances, and the doorbell. Never overwrites an entry the GPU has not
-// consumed: when the ring is full it re-reads GP_GET and waits.
+// consumed: when the ring is full it re-reads GP_GET and waits, for at most a
+// timeout: a GPU that consumes nothing (hung, or blocked on a semaphore nobody
+// releases) gives a GpuFaultError instead of a hang.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "drv/driver_iface.h"
 
@@ -12,10 +16,15 @@ namespace nvhcq::gpu {
 
 class GpfifoRing {
  public:
-  // on_stall is called while waiting for space (to poll for channel errors).
-  GpfifoRing(const drv::ChannelHandles& channel, std::function<void()> on_stall);
+  // on_stall is called while waiting for space (to poll for channel errors; it
+  // may throw). After `timeout` without space, submit() throws GpuFaultError
+  // carrying fault_report() (when given).
+  GpfifoRing(const drv::ChannelHandles& channel, std::function<void()> on_stall,
+             std::chrono::milliseconds timeout = std::chrono::milliseconds(10000),
+             std::function<std::string()> fault_report = {});
 
-  // Queues one pushbuffer and rings the doorbell.
+  // Queues one pushbuffer and rings the doorbell. Throws GpuFaultError when the
+  // ring stays full for the timeout (nothing is queued then).
   void submit(uint64_t pushbuffer_va, uint32_t words);
 
   uint32_t entries() const { return channel_.ring_entries; }
@@ -25,6 +34,8 @@ class GpfifoRing {
  private:
   drv::ChannelHandles channel_;
   std::function<void()> on_stall_;
+  std::chrono::milliseconds timeout_;
+  std::function<std::string()> fault_report_;
   uint32_t put_ = 0;         // next entry index
   uint32_t cached_get_ = 0;  // last GP_GET read (reading it is a slow BAR read)
   uint64_t submitted_ = 0, stalls_ = 0;

@@ -16,6 +16,7 @@
 #include "gpu/program.h"
 #include "gpu/queue.h"
 #include "cases/hcq_suite.h"
+#include "support/kernel_log.h"
 
 namespace nvhcq::testing {
 
@@ -485,22 +486,26 @@ TEST_P(HcqSuite, WaitThatNeverCompletesTimesOutWithAnError) {
 }
 
 TEST_P(HcqSuite, FaultingKernelRaisesAndDeviceReopens) {
-  Program bad = load("store_to");
-  // An address no allocation covers: the MMU faults.
-  uint64_t wild = 0x00dead0000000000ull;
-  ComputeQueue().exec(bad, KernelArgs().ptr(wild).add(7u), LaunchDims{}).submit(*dev);
-  auto start = std::chrono::steady_clock::now();
-  try {
-    dev->synchronize();
-    FAIL() << "a store to an unmapped address did not fault";
-  } catch (const GpuFaultError& e) {
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
-    std::string what = e.what();
-    EXPECT_TRUE(what.find("Xid") != std::string::npos || what.find("fault") != std::string::npos)
-        << what;
+  ExpectKernelLogXid(31);  // the MMU fault below is on purpose
+  {
+    // Scoped: the program's code buffer must go before the device it lives on.
+    Program bad = load("store_to");
+    // An address no allocation covers: the MMU faults.
+    uint64_t wild = 0x00dead0000000000ull;
+    ComputeQueue().exec(bad, KernelArgs().ptr(wild).add(7u), LaunchDims{}).submit(*dev);
+    auto start = std::chrono::steady_clock::now();
+    try {
+      dev->synchronize();
+      FAIL() << "a store to an unmapped address did not fault";
+    } catch (const GpuFaultError& e) {
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+      std::string what = e.what();
+      EXPECT_TRUE(what.find("Xid") != std::string::npos || what.find("fault") != std::string::npos)
+          << what;
+    }
+    EXPECT_THROW(ComputeQueue().signal(dev->new_signal(0), 1).submit(*dev), GpuFaultError)
+        << "a faulted device refuses new work";
   }
-  EXPECT_THROW(ComputeQueue().signal(dev->new_signal(0), 1).submit(*dev), GpuFaultError)
-      << "a faulted device refuses new work";
   // A fresh device works again.
   dev.reset();
   dev = GetParam().open();
