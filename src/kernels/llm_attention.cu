@@ -12,8 +12,9 @@
 #define AT_MAX_GQA LLM_ATTN_MAX_GQA
 #define AT_MAX_ROT 256
 #define AT_OUT_PER_THREAD (LLM_ATTN_MAX_OUT / AT_THREADS)
-// Positions a split takes at least (a short context is one block per KV head).
-#define AT_MIN_CHUNK 64
+// Positions a split takes at least: below this a context is one block per KV
+// head, with no merge (the merge costs more than a second tile of keys).
+#define AT_MIN_CHUNK 256
 #define NEG_INF (-__int_as_float(0x7f800000))
 
 // Rotates the pair (a, b) by (c, s) as the CPU does: a' = a c - b s, b' = a s + b c.
