@@ -20,7 +20,7 @@ FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 COMPARE_OUT ?= bench-report
 COMPARE_DEB_PACKAGES := gnuplot-nox
 
-.PHONY: all deps configure build run test test-unit test-asan fuzz format dist compare clean
+.PHONY: all deps configure build run test test-unit test-stress test-asan fuzz format dist compare clean
 
 all: build
 
@@ -49,12 +49,16 @@ $(RUN_MODEL): | build
 	@mkdir -p $(dir $@)
 	$(BUILD_DIR)/nvhcq synth --preset small --type q4_k_m --seed 1 -o $@
 
+# The stress label (minutes of GPU load) is left out; `make test-stress` runs it, one test at a time.
 test: build
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE stress
 	@if [ "$$CI" = "true" ]; then $(MAKE) --no-print-directory fuzz; fi
 
 test-unit: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L unit
+
+test-stress: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -L stress
 
 test-asan: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVHCQ_SANITIZE=ON $(CMAKE_ARGS)

@@ -2,6 +2,8 @@
 #   tests/<layer>/   -> test_<layer>, ctest label "unit"
 #   tests/sim/       -> test_sim,     label "sim"  (the simulated Jetson and RM GPU)
 #   tests/gpu/       -> test_gpu,     label "gpu"  (skips cleanly without an NVIDIA GPU)
+#   tests/stress/    -> test_stress,  label "stress" (long runs for the GPU machine; `make test`
+#                       leaves them out, `make test-stress` runs them)
 #   tests/support/   -> a library every test binary links
 # Files named *_cases.cpp hold parameterized suites that run on several backends: they
 # are compiled into their folder's binary (CPU instances), into test_gpu (real GPU
@@ -66,6 +68,9 @@ foreach(dir ${NVHCQ_TEST_DIRS})
     nvhcq_test_binary(test_gpu gpu gpu ${sources} ${NVHCQ_SHARED_CASES})
   elseif(layer STREQUAL "sim")
     nvhcq_test_binary(test_sim sim sim ${sources} ${NVHCQ_SHARED_CASES})
+  elseif(layer STREQUAL "stress")
+    file(GLOB stress_cases CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cases/*_cases.cpp)
+    nvhcq_test_binary(test_stress stress stress ${sources} ${stress_cases})
   else()
     nvhcq_test_binary(test_${layer} unit ${layer} ${sources})
   endif()

@@ -8,7 +8,7 @@ dist=${2:-dist}
 rm -rf "$dist"
 mkdir -p "$dist/tests" "$dist/bench" "$dist/tools"
 cp "$build/nvhcq" "$dist/"
-cp "$build"/tests/test_gpu "$dist/tests/"  # the other test binaries need no GPU
+cp "$build"/tests/test_gpu "$build"/tests/test_stress "$dist/tests/"  # the others need no GPU
 cp "$build"/bench/bench_* "$dist/bench/" 2>/dev/null || true
 cp "$build"/tools/tool_* "$build"/tools/*.so "$dist/tools/" 2>/dev/null || true
 cp scripts/gpu-run-all.sh scripts/gpu-probe.sh scripts/gpu-bench-all.sh "$dist/"
