@@ -164,9 +164,16 @@ void Device::wait(const Signal& signal, uint64_t value, std::chrono::millisecond
       if (elapsed > timeout) {
         // A timeout alone does not poison the device (the caller may have waited
         // on a signal it sets later); a channel error does, in check_errors().
+        // Where each channel stands tells a hung kernel (all entries fetched, the
+        // last one unfinished) from work the GPU never fetched.
+        const std::string channels = "compute " + compute_.gpfifo->position() + ", timeline " +
+                                     std::to_string(compute_.timeline.value()) + "/" +
+                                     std::to_string(compute_.submitted) + "; copy " + copy_.gpfifo->position() +
+                                     ", timeline " + std::to_string(copy_.timeline.value()) + "/" +
+                                     std::to_string(copy_.submitted);
         throw GpuFaultError("GPU did not reach signal value " + std::to_string(value) + " within " +
                                 std::to_string(timeout.count()) + " ms (it is at " +
-                                std::to_string(signal.value()) + "): " + driver_->fault_report(),
+                                std::to_string(signal.value()) + "; " + channels + "): " + driver_->fault_report(),
                             "wait", 0, "a kernel may hang, or wait on a signal nobody sets");
       }
       // Spin for the first ~50 µs (launch latency matters), then give the core away.

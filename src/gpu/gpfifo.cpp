@@ -63,4 +63,9 @@ void GpfifoRing::submit(uint64_t pushbuffer_va, uint32_t words) {
   ++submitted_;
 }
 
+std::string GpfifoRing::position() const {
+  return "GP_GET " + std::to_string(*channel_.gp_get % channel_.ring_entries) + ", GP_PUT " + std::to_string(put_) +
+         " of " + std::to_string(channel_.ring_entries);
+}
+
 }  // namespace nvhcq::gpu

@@ -30,6 +30,8 @@ class GpfifoRing {
   uint32_t entries() const { return channel_.ring_entries; }
   uint64_t submitted() const { return submitted_; }
   uint64_t stalls() const { return stalls_; }
+  // "GP_GET 5, GP_PUT 7 of 1024": where the GPU is in the ring, for hang reports.
+  std::string position() const;
 
  private:
   drv::ChannelHandles channel_;
