@@ -293,20 +293,30 @@ int run_bench(const Args& args) {
 
   std::vector<BenchRow> rows;
   std::vector<BenchSetup> setups;
+  // Backend by backend, every model on one before the next: a direct-path (nv)
+  // device opened after a CUDA context of the same process was closed has been
+  // seen to stall on the H200 (docs/perf-notes.md), so nv goes first.
+  std::stable_sort(backends.begin(), backends.end(),
+                   [](const std::string& a, const std::string& b) { return a == "nv" && b != "nv"; });
+  std::vector<std::unique_ptr<llm::LlamaModel>> models;
+  std::vector<BenchRow> bases;
   for (const std::string& file : files) {
-    std::unique_ptr<llm::LlamaModel> model = llm::LlamaModel::open(file);
+    models.push_back(llm::LlamaModel::open(file));
     BenchRow base;
     base.file = file;
-    for (const auto& t : model->file().tensors()) {
+    for (const auto& t : models.back()->file().tensors()) {
       base.params += t.n_elements;
       base.model_bytes += t.n_bytes;
     }
-    base.model = model_label(*model, base.params);
-    for (const std::string& backend : backends) {
+    base.model = model_label(*models.back(), base.params);
+    bases.push_back(base);
+  }
+  for (const std::string& backend : backends) {
+    for (size_t i = 0; i < files.size(); ++i) {
       if (backend == "cpu") {
-        bench_cpu(file, *model, plan, base, rows, setups);
+        bench_cpu(files[i], *models[i], plan, bases[i], rows, setups);
       } else {
-        bench_gpu(backend, file, *model, plan, base, rows, setups);
+        bench_gpu(backend, files[i], *models[i], plan, bases[i], rows, setups);
       }
     }
   }
