@@ -18,6 +18,15 @@ file(GLOB NVHCQ_FUZZ_TOKENIZER_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src
 set(NVHCQ_FUZZ_LLM_SOURCES ${NVHCQ_FUZZ_GGUF_SOURCES} ${NVHCQ_FUZZ_TOKENIZER_SOURCES}
     ${CMAKE_SOURCE_DIR}/src/llm/ggml_type.cpp)
 
+# The GPU runtime's parsers and encoders: the CUBIN loader, QMDs, pushbuffers, GPFIFO entries.
+set(NVHCQ_FUZZ_GPU_SOURCES ${CMAKE_SOURCE_DIR}/src/gpu/cubin.cpp ${CMAKE_SOURCE_DIR}/src/gpu/qmd.cpp
+    ${CMAKE_SOURCE_DIR}/src/gpu/pushbuffer.cpp ${CMAKE_SOURCE_DIR}/src/gpu/gpfifo.cpp
+    ${CMAKE_SOURCE_DIR}/src/gpu/hw/arch.cpp)
+add_library(nvhcq_fuzz_gpu STATIC ${NVHCQ_FUZZ_GPU_SOURCES})
+target_include_directories(nvhcq_fuzz_gpu PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests ${NVHCQ_GEN})
+target_compile_options(nvhcq_fuzz_gpu PRIVATE ${NVHCQ_FUZZ_SANITIZERS} -fsanitize=fuzzer-no-link)
+target_link_libraries(nvhcq_fuzz_gpu PUBLIC nvhcq_base)
+
 add_library(nvhcq_fuzz_llm STATIC ${NVHCQ_FUZZ_LLM_SOURCES})
 target_include_directories(nvhcq_fuzz_llm PUBLIC ${CMAKE_SOURCE_DIR}/src ${NVHCQ_GEN})
 target_compile_options(nvhcq_fuzz_llm PRIVATE ${NVHCQ_FUZZ_SANITIZERS} -fsanitize=fuzzer-no-link)
@@ -32,7 +41,7 @@ foreach(src ${NVHCQ_FUZZERS})
   add_executable(fuzz_${name} ${src})
   target_compile_options(fuzz_${name} PRIVATE ${NVHCQ_FUZZ_SANITIZERS} -fsanitize=fuzzer)
   target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_link_libraries(fuzz_${name} PRIVATE nvhcq_fuzz_llm)
+  target_link_libraries(fuzz_${name} PRIVATE nvhcq_fuzz_llm nvhcq_fuzz_gpu)
   target_compile_definitions(fuzz_${name} PRIVATE NVHCQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   set_target_properties(fuzz_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
   add_dependencies(nvhcq_fuzz fuzz_${name})
@@ -44,7 +53,10 @@ foreach(src ${NVHCQ_FUZZ_SEEDERS})
   add_executable(${name} ${src})
   target_compile_options(${name} PRIVATE ${NVHCQ_FUZZ_SANITIZERS})
   target_link_options(${name} PRIVATE -fsanitize=address,undefined)
-  target_link_libraries(${name} PRIVATE nvhcq_fuzz_llm)
+  target_link_libraries(${name} PRIVATE nvhcq_fuzz_llm nvhcq_fuzz_gpu)
+  if(name STREQUAL "make_cubin_loader_seeds")
+    target_link_libraries(${name} PRIVATE nvhcq_compile)  # real CUBINs where NVRTC is installed
+  endif()
   target_compile_definitions(${name} PRIVATE NVHCQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz/seeds)
   add_dependencies(nvhcq_fuzz ${name})

@@ -152,11 +152,23 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
   }
 
   // Lay out loadable sections: fixed addresses first, the rest appended aligned.
+  // The image is bounded by what the file can describe (its sections' bytes plus
+  // alignment padding), so a corrupt address or alignment cannot ask for gigabytes.
+  const uint64_t max_image =
+      std::min<uint64_t>(1ull << 30, 64 * static_cast<uint64_t>(bytes.size()) + (1u << 20));
+  auto too_large = [&](uint64_t size) {
+    return FormatError("CUBIN image would be " + std::to_string(size) + " bytes, more than its " +
+                       std::to_string(bytes.size()) + "-byte file can describe (at most " +
+                       std::to_string(max_image) + ")");
+  };
   uint64_t image_size = 0;
   for (auto& s : sections) {
-    if (s.type == kShtProgbits && s.addr != 0) image_size = std::max(image_size, s.addr + s.size);
+    if (s.type != kShtProgbits || s.addr == 0) continue;
+    if (s.addr > max_image || s.size > max_image - s.addr) {
+      throw too_large(s.addr > max_image ? s.addr : s.addr + s.size);
+    }
+    image_size = std::max(image_size, s.addr + s.size);
   }
-  if (image_size > (1ull << 30)) throw FormatError("CUBIN image would exceed 1 GiB");
   image_.assign(image_size, 0);
   for (auto& s : sections) {
     if (s.type != kShtProgbits) continue;
@@ -164,7 +176,7 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
       s.image_offset = s.addr;
     } else {
       s.image_offset = align_up(image_.size(), std::max(s.align, kCodeAlign));
-      if (s.image_offset + s.size > (1ull << 30)) throw FormatError("CUBIN image would exceed 1 GiB");
+      if (s.image_offset + s.size > max_image) throw too_large(s.image_offset + s.size);
       image_.resize(s.image_offset + s.size, 0);
     }
     auto content = r.slice(s.offset, s.size, "section " + s.name);
@@ -217,7 +229,9 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
         throw FormatError("CUBIN uses relocation type " + std::to_string(type) +
                           ", which nvhcq does not apply");
       }
-      if (where + 8 > target.size) throw FormatError("CUBIN relocation lies outside its section");
+      if (where > target.size || target.size - where < 8) {
+        throw FormatError("CUBIN relocation lies outside its section");
+      }
       relocations_.push_back(CubinRelocation{target.image_offset + where,
                                              sym_section.image_offset + symbols[info >> 32].value +
                                                  static_cast<uint64_t>(addend),
@@ -236,6 +250,9 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
     std::string name = s.name.substr(6);
     auto info_it = by_name.find(".nv.info." + name);
     if (info_it == by_name.end()) continue;  // a device function, not a kernel
+    if (s.image_offset == UINT64_MAX) {
+      throw FormatError("CUBIN kernel '" + name + "' has no loadable code section (" + s.name + ")");
+    }
     CubinKernel k;
     k.name = name;
     k.text_offset = s.image_offset;
@@ -284,6 +301,10 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
       std::string bank = rest.substr(0, dot);
       if (bank.empty() || bank == "0" || bank.find_first_not_of("0123456789") != std::string::npos) {
         continue;
+      }
+      if (bank.size() > 2) {
+        throw FormatError("CUBIN section " + c.name + " names constant bank " + bank +
+                          ", which no GPU has");
       }
       if (dot != std::string::npos && rest.substr(dot + 1) != name) continue;
       k.constant_banks[static_cast<uint32_t>(std::stoul(bank))] = {c.image_offset, c.size};

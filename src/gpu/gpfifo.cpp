@@ -26,6 +26,7 @@ void GpfifoRing::submit(uint64_t pushbuffer_va, uint32_t words) {
     throw Error("pushbuffer of " + std::to_string(words) + " words cannot be one GPFIFO entry");
   }
   if (pushbuffer_va >= (1ull << 40)) throw Error("pushbuffers must live below 1 TiB of GPU VA");
+  if (pushbuffer_va % 4 != 0) throw Error("a pushbuffer must be 4-byte aligned (the entry drops the low bits)");
   uint32_t n = channel_.ring_entries;
   uint32_t next = (put_ + 1) % n;
   using Clock = std::chrono::steady_clock;

@@ -43,17 +43,37 @@ uint64_t read_bits(const uint8_t* base, hw::QmdField f) {
 
 Qmd::Qmd(const hw::QmdLayout& layout) : layout_(&layout) {}
 
+namespace {
+
+// A field must lie inside the QMD and hold at most 64 bits: write_bits and
+// read_bits trust their caller.
+void check_field(hw::QmdField f, size_t size_bytes) {
+  if (f.lo > f.hi || f.hi >= size_bytes * 8 || f.hi - f.lo >= 64) {
+    throw Error("QMD field [" + std::to_string(f.hi) + ":" + std::to_string(f.lo) + "] lies outside the " +
+                std::to_string(size_bytes) + "-byte QMD");
+  }
+}
+
+}  // namespace
+
 void Qmd::set(hw::QmdField field, uint64_t value) {
   if (!field.present()) return;  // this layout has no such field
+  check_field(field, size());
   write_bits(bytes_.data(), field, value);
 }
 
 uint64_t Qmd::get(hw::QmdField field) const {
-  return field.present() ? read_bits(bytes_.data(), field) : 0;
+  if (!field.present()) return 0;
+  check_field(field, size());
+  return read_bits(bytes_.data(), field);
 }
 
 void Qmd::set_constant_buffer(uint32_t index, uint64_t va, uint32_t size_bytes) {
   const auto& l = *layout_;
+  if (index >= kConstantBuffers) {
+    throw Error("constant buffer " + std::to_string(index) + " does not exist (a QMD has " +
+                std::to_string(kConstantBuffers) + ")");
+  }
   if (l.cbuf_addr_shifted6) {
     if (va % 64 != 0) throw Error("constant buffer address must be 64-byte aligned");
     uint64_t s = va >> 6;

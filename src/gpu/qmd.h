@@ -12,13 +12,15 @@ namespace nvhcq::gpu {
 class Qmd {
  public:
   static constexpr size_t kMaxBytes = 384;
+  static constexpr uint32_t kConstantBuffers = 8;
 
   explicit Qmd(const hw::QmdLayout& layout);
   const hw::QmdLayout& layout() const { return *layout_; }
   const uint8_t* data() const { return bytes_.data(); }
   size_t size() const { return layout_->size_bytes; }
 
-  // Writes `value` into a field; throws Error if it does not fit the field's width.
+  // Writes `value` into a field; throws Error if it does not fit the field's width
+  // or the field does not lie inside this QMD.
   void set(hw::QmdField field, uint64_t value);
   uint64_t get(hw::QmdField field) const;
 
