@@ -2,6 +2,8 @@
 // Xid codes with their meaning, MMU faults, nvgpu errors) as error, warning,
 // known-harmless or info; live with --follow, or from a saved dmesg file.
 
+#include <csignal>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -20,6 +22,12 @@ namespace {
 // Exit status when error lines were seen, distinct from 1 (nvhcq failed) and 2 (usage).
 constexpr int kErrorsFound = 3;
 
+// --follow ends on SIGINT or SIGTERM with the summary printed.
+volatile std::sig_atomic_t g_stop = 0;
+void request_stop(int) {
+  g_stop = 1;
+}
+
 struct Printer {
   bool all = false;
   drv::KernelLogSummary summary;
@@ -34,12 +42,14 @@ struct Printer {
                     static_cast<unsigned long long>(l.usec / 1000000),
                     static_cast<unsigned long long>(l.usec % 1000000));
     }
-    std::string tag = v.severity == drv::LogSeverity::kUnrelated ? "" : drv::severity_name(v.severity);
+    std::string tag =
+        v.severity == drv::LogSeverity::kUnrelated ? "" : drv::severity_name(v.severity);
     std::printf("%s%-15s %s\n", stamp, tag.c_str(), l.text.c_str());
     if (v.severity == drv::LogSeverity::kError || v.severity == drv::LogSeverity::kWarning ||
         v.severity == drv::LogSeverity::kHarmless) {
       std::string who;
-      if (v.pid >= 0) who = " [pid " + std::to_string(v.pid) + (v.process.empty() ? "" : " " + v.process) + "]";
+      if (v.pid >= 0)
+        who = " [pid " + std::to_string(v.pid) + (v.process.empty() ? "" : " " + v.process) + "]";
       std::printf("%*s  = %s%s\n", static_cast<int>(std::string(stamp).size()) + 15, "",
                   v.reason.c_str(), who.c_str());
     }
@@ -52,7 +62,8 @@ int classify_file(const std::string& path, Printer& p) {
   std::istream* in = &std::cin;
   if (path != "-") {
     file.open(path, std::ios::binary);
-    if (!file) throw Error("cannot open " + path, "open", 0, "give a saved dmesg output, or '-' for stdin");
+    if (!file)
+      throw Error("cannot open " + path, "open", 0, "give a saved dmesg output, or '-' for stdin");
     in = &file;
   }
   std::string line;
@@ -79,7 +90,8 @@ int run_kernel_log(const Args& args) {
   parser.flag("follow", "print messages as they are logged, from now on, until interrupted", 'f')
       .flag("since-boot", "with --follow: first print what the log already holds")
       .flag("all", "also print messages that are not from a GPU driver")
-      .option("input", "FILE", "classify a saved log (dmesg output or /dev/kmsg records; '-': stdin)")
+      .option("input", "FILE",
+              "classify a saved log (dmesg output or /dev/kmsg records; '-': stdin)")
       .option("seconds", "N", "with --follow: stop after N seconds (0: never)", "0");
   const auto r = parser.parse(args);
   if (r.help_requested()) {
@@ -104,11 +116,13 @@ int run_kernel_log(const Args& args) {
     }
     for (const auto& l : reader.read_new()) p.print(l);
     if (follow) {
-      std::fprintf(stderr, "nvhcq kernel-log: following %s%s\n", reader.source().c_str(),
-                   seconds > 0 ? (" for " + std::to_string(seconds) + " s").c_str()
-                               : " (Ctrl-C stops)");
+      std::fprintf(
+          stderr, "nvhcq kernel-log: following %s%s\n", reader.source().c_str(),
+          seconds > 0 ? (" for " + std::to_string(seconds) + " s").c_str() : " (Ctrl-C stops)");
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
       auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-      while (seconds == 0 || std::chrono::steady_clock::now() < end) {
+      while (!g_stop && (seconds == 0 || std::chrono::steady_clock::now() < end)) {
         for (const auto& l : reader.wait_new(std::chrono::milliseconds(500))) p.print(l);
       }
     }

@@ -107,7 +107,8 @@ std::string_view strip_prefixes(std::string_view s, int* priority, uint64_t* use
       bool digits = std::all_of(s.begin() + 1, s.begin() + static_cast<long>(close),
                                 [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
       if (digits) {
-        if (priority != nullptr) *priority = std::atoi(std::string(s.substr(1, close - 1)).c_str()) & 7;
+        if (priority != nullptr)
+          *priority = std::atoi(std::string(s.substr(1, close - 1)).c_str()) & 7;
         s = trim(s.substr(close + 1));
       }
     }
@@ -186,28 +187,44 @@ GpuFaultKind kind_from_words(const std::string& low) {
 
 const char* severity_name(LogSeverity s) {
   switch (s) {
-    case LogSeverity::kError: return "error";
-    case LogSeverity::kWarning: return "warning";
-    case LogSeverity::kHarmless: return "known-harmless";
-    case LogSeverity::kInfo: return "info";
-    case LogSeverity::kUnrelated: return "unrelated";
+    case LogSeverity::kError:
+      return "error";
+    case LogSeverity::kWarning:
+      return "warning";
+    case LogSeverity::kHarmless:
+      return "known-harmless";
+    case LogSeverity::kInfo:
+      return "info";
+    case LogSeverity::kUnrelated:
+      return "unrelated";
   }
   return "?";
 }
 
 const char* fault_kind_name(GpuFaultKind k) {
   switch (k) {
-    case GpuFaultKind::kNone: return "none";
-    case GpuFaultKind::kMmu: return "MMU fault";
-    case GpuFaultKind::kGraphics: return "graphics/SM exception";
-    case GpuFaultKind::kPushbuffer: return "pushbuffer/PBDMA error";
-    case GpuFaultKind::kCopyEngine: return "copy-engine error";
-    case GpuFaultKind::kChannel: return "channel reset";
-    case GpuFaultKind::kTimeout: return "timeout";
-    case GpuFaultKind::kMemory: return "memory (ECC) error";
-    case GpuFaultKind::kBus: return "bus/link error";
-    case GpuFaultKind::kFirmware: return "firmware (GSP) error";
-    case GpuFaultKind::kOther: return "other";
+    case GpuFaultKind::kNone:
+      return "none";
+    case GpuFaultKind::kMmu:
+      return "MMU fault";
+    case GpuFaultKind::kGraphics:
+      return "graphics/SM exception";
+    case GpuFaultKind::kPushbuffer:
+      return "pushbuffer/PBDMA error";
+    case GpuFaultKind::kCopyEngine:
+      return "copy-engine error";
+    case GpuFaultKind::kChannel:
+      return "channel reset";
+    case GpuFaultKind::kTimeout:
+      return "timeout";
+    case GpuFaultKind::kMemory:
+      return "memory (ECC) error";
+    case GpuFaultKind::kBus:
+      return "bus/link error";
+    case GpuFaultKind::kFirmware:
+      return "firmware (GSP) error";
+    case GpuFaultKind::kOther:
+      return "other";
   }
   return "?";
 }
@@ -272,14 +289,30 @@ LogVerdict classify_kernel_log_line(std::string_view text) {
 
   // nvgpu tags its messages [ERR], [WRN], [INFO]; the error words below also
   // catch the untagged SM error-state lines.
-  const bool error_words =
-      contains_any(low, {"mmu fault", "mmu_fault", "mmu_err", "fault is of type", "sked",
-                         "sm machine check", "hww_global_esr", "hww_warp_esr", "pbdma intr",
-                         "pbdma interrupt", "pbdma error", "ce not idle", "gr exception",
-                         "gr_exception", "sm exception", "ctxsw timeout", "fallen off the bus",
-                         "uncorrectable", "double bit ecc", "rminitadapter failed",
-                         "rm_init_adapter failed", "rc watchdog", "heartbeat timed out",
-                         "robust channel"});
+  const bool error_words = contains_any(low, {"mmu fault",
+                                              "mmu_fault",
+                                              "mmu_err",
+                                              "fault is of type",
+                                              "sked",
+                                              "sm machine check",
+                                              "hww_global_esr",
+                                              "hww_warp_esr",
+                                              "pbdma intr",
+                                              "pbdma interrupt",
+                                              "pbdma error",
+                                              "ce not idle",
+                                              "gr exception",
+                                              "gr_exception",
+                                              "sm exception",
+                                              "ctxsw timeout",
+                                              "fallen off the bus",
+                                              "uncorrectable",
+                                              "double bit ecc",
+                                              "rminitadapter failed",
+                                              "rm_init_adapter failed",
+                                              "rc watchdog",
+                                              "heartbeat timed out",
+                                              "robust channel"});
   if (error_words || contains(t, "[ERR]")) {
     v.severity = LogSeverity::kError;
     v.kind = kind_from_words(low);
@@ -287,8 +320,8 @@ LogVerdict classify_kernel_log_line(std::string_view text) {
     return v;
   }
   if (contains(t, "[WRN]") ||
-      contains_any(low, {"warn", "assert", "timeout", "timed out", "failed", "error",
-                         "deprecated"}) ||
+      contains_any(low,
+                   {"warn", "assert", "timeout", "timed out", "failed", "error", "deprecated"}) ||
       (v.source == "nvmap" && contains(low, "tag"))) {
     v.severity = LogSeverity::kWarning;
     v.reason = v.source + " warning";
@@ -347,11 +380,20 @@ std::string KernelLogSummary::text() const {
 
 void add_to_summary(KernelLogSummary& s, const LogVerdict& v) {
   switch (v.severity) {
-    case LogSeverity::kError: ++s.errors; break;
-    case LogSeverity::kWarning: ++s.warnings; break;
-    case LogSeverity::kHarmless: ++s.harmless; break;
-    case LogSeverity::kInfo: ++s.info; break;
-    case LogSeverity::kUnrelated: return;
+    case LogSeverity::kError:
+      ++s.errors;
+      break;
+    case LogSeverity::kWarning:
+      ++s.warnings;
+      break;
+    case LogSeverity::kHarmless:
+      ++s.harmless;
+      break;
+    case LogSeverity::kInfo:
+      ++s.info;
+      break;
+    case LogSeverity::kUnrelated:
+      return;
   }
   if (v.xid >= 0 && std::find(s.xids.begin(), s.xids.end(), v.xid) == s.xids.end()) {
     s.xids.push_back(v.xid);

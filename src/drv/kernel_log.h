@@ -43,21 +43,21 @@ const char* fault_kind_name(GpuFaultKind kind);
 
 // One message as read from the log.
 struct KernelLogLine {
-  uint64_t seq = 0;      // /dev/kmsg sequence number (0 when unknown)
-  uint64_t usec = 0;     // microseconds since boot (0 when unknown)
-  int priority = -1;     // syslog level 0 (emerg) .. 7 (debug); -1 when unknown
-  std::string text;      // the message, without prefixes
+  uint64_t seq = 0;   // /dev/kmsg sequence number (0 when unknown)
+  uint64_t usec = 0;  // microseconds since boot (0 when unknown)
+  int priority = -1;  // syslog level 0 (emerg) .. 7 (debug); -1 when unknown
+  std::string text;   // the message, without prefixes
 };
 
 struct LogVerdict {
   LogSeverity severity = LogSeverity::kUnrelated;
   GpuFaultKind kind = GpuFaultKind::kNone;
-  std::string source;    // "NVRM", "nvidia-uvm", "nvidia", "nvgpu", "nvmap" or ""
-  int xid = -1;          // RM Xid code, -1 when the line is not an Xid
-  std::string bus_id;    // "0000:00:06" for an Xid line
-  int pid = -1;          // the process the driver blames (pid=N), -1 when none or unknown
-  std::string process;   // its name (name=...), when given
-  std::string reason;    // why this severity, in a few words
+  std::string source;   // "NVRM", "nvidia-uvm", "nvidia", "nvgpu", "nvmap" or ""
+  int xid = -1;         // RM Xid code, -1 when the line is not an Xid
+  std::string bus_id;   // "0000:00:06" for an Xid line
+  int pid = -1;         // the process the driver blames (pid=N), -1 when none or unknown
+  std::string process;  // its name (name=...), when given
+  std::string reason;   // why this severity, in a few words
 };
 
 // Classifies one message (a /dev/kmsg text, or a dmesg line with or without its
@@ -82,7 +82,7 @@ KernelLogLine parse_dmesg_line(std::string_view line);
 // A summary of many lines: counts per severity and the Xid codes seen.
 struct KernelLogSummary {
   size_t errors = 0, warnings = 0, harmless = 0, info = 0;
-  std::vector<int> xids;  // in order of appearance, repeats removed
+  std::vector<int> xids;     // in order of appearance, repeats removed
   std::string text() const;  // "2 errors (Xid 31, 43), 0 warnings, 1 known-harmless, 5 info"
 };
 void add_to_summary(KernelLogSummary& summary, const LogVerdict& verdict);

@@ -44,9 +44,12 @@ KernelLogReader::~KernelLogReader() {
 
 std::string KernelLogReader::source() const {
   switch (mode_) {
-    case Mode::kKmsg: return options_.kmsg_path;
-    case Mode::kSyslog: return "syslog buffer";
-    case Mode::kNone: break;
+    case Mode::kKmsg:
+      return options_.kmsg_path;
+    case Mode::kSyslog:
+      return "syslog buffer";
+    case Mode::kNone:
+      break;
   }
   return "none";
 }
@@ -57,7 +60,7 @@ void KernelLogReader::open_kmsg(Start start) {
     notice_ = "kernel log not readable: " + options_.kmsg_path + ": " + std::strerror(errno);
     return;
   }
-  struct stat st{};
+  struct stat st {};
   is_char_device_ = ::fstat(fd_, &st) == 0 && S_ISCHR(st.st_mode);
   // /dev/kmsg: SEEK_END moves past the newest record; a regular file: to its end.
   if (start == Start::kNow && ::lseek(fd_, 0, SEEK_END) < 0) {

@@ -58,8 +58,8 @@ class KernelLogReader {
   int fd_ = -1;
   bool is_char_device_ = false;
   std::string notice_;
-  std::string pending_;            // a partial line (regular files only)
-  std::string last_syslog_line_;   // syslog mode: the newest line already returned
+  std::string pending_;           // a partial line (regular files only)
+  std::string last_syslog_line_;  // syslog mode: the newest line already returned
   uint64_t lost_ = 0;
 };
 

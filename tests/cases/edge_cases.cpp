@@ -57,7 +57,8 @@ TEST_P(HcqEdges, EveryAddressLiesInsideTheDriversVaLimit) {
   {
     buffers.push_back(dev->map_host(raw, 64 * 1024));
     for (const Buffer& b : buffers) {
-      ranges.push_back({b.va(), b.size(), (b.is_host() ? "host " : "device ") + std::to_string(b.size())});
+      ranges.push_back(
+          {b.va(), b.size(), (b.is_host() ? "host " : "device ") + std::to_string(b.size())});
     }
     Signal s = dev->new_signal(0);
     ranges.push_back({s.va(), 16, "signal"});
@@ -70,14 +71,16 @@ TEST_P(HcqEdges, EveryAddressLiesInsideTheDriversVaLimit) {
       EXPECT_LE(r.va + r.size, gi.va_limit) << r.what << " at 0x" << std::hex << r.va;
       for (uint64_t window : {w.local, w.shared}) {
         EXPECT_FALSE(r.va < window + hw::ShaderWindows::kSize && window < r.va + r.size)
-            << r.what << " at 0x" << std::hex << r.va << " overlaps a shader window at 0x" << window;
+            << r.what << " at 0x" << std::hex << r.va << " overlaps a shader window at 0x"
+            << window;
       }
       if (gi.unified_memory) {
         EXPECT_LT(r.va + r.size, 1ull << 40) << r.what << ": Tegra's GPU VA space is 40 bits";
       }
     }
     std::vector<VaRange> by_va(ranges.begin(), ranges.end() - 2);  // the buffers
-    std::sort(by_va.begin(), by_va.end(), [](const VaRange& a, const VaRange& b) { return a.va < b.va; });
+    std::sort(by_va.begin(), by_va.end(),
+              [](const VaRange& a, const VaRange& b) { return a.va < b.va; });
     for (size_t i = 1; i < by_va.size(); ++i) {
       EXPECT_GE(by_va[i].va, by_va[i - 1].va + by_va[i - 1].size)
           << by_va[i - 1].what << " and " << by_va[i].what << " overlap";
@@ -91,7 +94,7 @@ TEST_P(HcqEdges, ProgressiveAllocationEndsInOutOfMemoryAndTheDeviceStillWorks) {
   // Bounded: a discrete GPU stops at its memory (an H200 has 141 GiB) or 512 GiB;
   // unified memory (Jetson) at half of what the OS has free, so the OOM killer
   // stays out of it; the simulator, whose memory is unbounded, at 2 GiB.
-  const uint64_t cap = !real() ? 2 * kGiB
+  const uint64_t cap = !real()                      ? 2 * kGiB
                        : dev->info().unified_memory ? mem_available_bytes() / 2
                                                     : 512 * kGiB;
   Program fill = load("affine_fill");
@@ -124,12 +127,15 @@ TEST_P(HcqEdges, ProgressiveAllocationEndsInOutOfMemoryAndTheDeviceStillWorks) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
               exhausted ? ("then: " + oom).c_str() : "the cap was reached first");
   if (exhausted) {
-    EXPECT_NE(oom.find("memory"), std::string::npos) << "the message should say what ran out: " << oom;
+    EXPECT_NE(oom.find("memory"), std::string::npos)
+        << "the message should say what ran out: " << oom;
   }
   // With memory exhausted, launches still run: commands and arguments live in
   // rings allocated when the device opened.
   poison(probe);
-  ComputeQueue().exec(fill, KernelArgs().add(probe).add(2.0f).add(1.0f).add(256u), dims_1d(256)).submit(*dev);
+  ComputeQueue()
+      .exec(fill, KernelArgs().add(probe).add(2.0f).add(1.0f).add(256u), dims_1d(256))
+      .submit(*dev);
   dev->synchronize();
   EXPECT_FLOAT_EQ(read<float>(probe, 256)[255], 511.0f);
   // An impossible request is an OutOfMemoryError, not a crash or another error.
@@ -137,7 +143,9 @@ TEST_P(HcqEdges, ProgressiveAllocationEndsInOutOfMemoryAndTheDeviceStillWorks) {
   held.clear();
   Buffer again = dev->alloc(64 * kMiB);
   poison(again);
-  ComputeQueue().exec(fill, KernelArgs().add(again).add(1.0f).add(-3.0f).add(4096u), dims_1d(4096)).submit(*dev);
+  ComputeQueue()
+      .exec(fill, KernelArgs().add(again).add(1.0f).add(-3.0f).add(4096u), dims_1d(4096))
+      .submit(*dev);
   dev->synchronize();
   auto v = read<float>(again, 4096);
   for (uint32_t i = 0; i < 4096; i += 511) ASSERT_FLOAT_EQ(v[i], i - 3.0f) << i;
@@ -219,7 +227,12 @@ TEST_P(HcqEdges, GpfifoAndArgumentRingsWrapAroundManyTimes) {
   const uint64_t n = 32 * 12 + 5;
   for (uint64_t i = 0; i < n; ++i) {
     if (i % 2 == 0) {
-      ComputeQueue().wait(s, i).exec(inc, KernelArgs().add(counter), LaunchDims{}).memory_barrier().signal(s, i + 1).submit(*dev);
+      ComputeQueue()
+          .wait(s, i)
+          .exec(inc, KernelArgs().add(counter), LaunchDims{})
+          .memory_barrier()
+          .signal(s, i + 1)
+          .submit(*dev);
     } else {
       CopyQueue().wait(s, i).copy(shadow.va(), counter.va(), 4).signal(s, i + 1).submit(*dev);
     }
@@ -227,7 +240,8 @@ TEST_P(HcqEdges, GpfifoAndArgumentRingsWrapAroundManyTimes) {
   dev->wait(s, n);
   EXPECT_EQ(s.value(), n);
   EXPECT_EQ(read<uint32_t>(counter, 1)[0], (n + 1) / 2);
-  EXPECT_EQ(read<uint32_t>(shadow, 1)[0], n / 2) << "the last copy saw the count before the last launch";
+  EXPECT_EQ(read<uint32_t>(shadow, 1)[0], n / 2)
+      << "the last copy saw the count before the last launch";
   EXPECT_GE(dev->channel(drv::Engine::kCompute).gpfifo->submitted(), (n + 1) / 2);
 
   // 1,000 launches with distinct arguments through a 256 KiB argument ring: each
@@ -237,12 +251,18 @@ TEST_P(HcqEdges, GpfifoAndArgumentRingsWrapAroundManyTimes) {
   poison(out);
   for (uint32_t i = 0; i < launches; ++i) {
     ComputeQueue()
-        .exec(fill, KernelArgs().add(out, uint64_t{i} * per * 4).add(static_cast<float>(i)).add(1.0f).add(per),
+        .exec(fill,
+              KernelArgs()
+                  .add(out, uint64_t{i} * per * 4)
+                  .add(static_cast<float>(i))
+                  .add(1.0f)
+                  .add(per),
               dims_1d(per, 64))
         .submit(*dev);
   }
   dev->synchronize();
-  EXPECT_GT(dev->kernargs().waits(), 0u) << "the argument ring never wrapped: the test is too small";
+  EXPECT_GT(dev->kernargs().waits(), 0u)
+      << "the argument ring never wrapped: the test is too small";
   auto v = read<float>(out, uint64_t{launches} * per);
   for (uint32_t i = 0; i < launches; ++i) {
     for (uint32_t j = 0; j < per; j += 21) {
@@ -255,7 +275,8 @@ TEST_P(HcqEdges, WriteComputeReadModifyRecomputeReadSeesNoStaleData) {
   const uint32_t n = 4096;
   Program add = load("add_f32");
   // x is written through the copy engine, y through the CPU's mapping.
-  Buffer x = dev->alloc(n * 4), y = dev->alloc(n * 4, true), z = dev->alloc(n * 4), w = dev->alloc(n * 4);
+  Buffer x = dev->alloc(n * 4), y = dev->alloc(n * 4, true), z = dev->alloc(n * 4),
+         w = dev->alloc(n * 4);
   std::vector<float> xs(n), ys(n);
   for (int round = 0; round < 6; ++round) {
     // Rounds 0-3 rewrite everything, 4-5 only the first half of x.
@@ -284,7 +305,12 @@ TEST_P(HcqEdges, WriteComputeReadModifyRecomputeReadSeesNoStaleData) {
 
 TEST_P(HcqEdges, LargestGridsAndBlocksRunAndLargerOnesAreRefused) {
   // A grid of 2^31 - 1 blocks takes seconds on a GPU: allow it minutes.
-  if (real()) reopen([] { DeviceOptions o; o.timeout = std::chrono::milliseconds(120000); return o; }());
+  if (real())
+    reopen([] {
+      DeviceOptions o;
+      o.timeout = std::chrono::milliseconds(120000);
+      return o;
+    }());
   Program geo = load("report_geometry");
   Buffer out = dev->alloc(64);
   const hw::ArchParams& a = dev->arch();
@@ -293,7 +319,8 @@ TEST_P(HcqEdges, LargestGridsAndBlocksRunAndLargerOnesAreRefused) {
     ComputeQueue().exec(geo, KernelArgs().add(out), d).submit(*dev);
     dev->synchronize();
     auto g = read<uint32_t>(out, 6);
-    EXPECT_EQ(g, (std::vector<uint32_t>{d.block[0], d.block[1], d.block[2], d.grid[0], d.grid[1], d.grid[2]}));
+    EXPECT_EQ(g, (std::vector<uint32_t>{d.block[0], d.block[1], d.block[2], d.grid[0], d.grid[1],
+                                        d.grid[2]}));
   };
   run(LaunchDims{{a.max_grid_x, 1, 1}, {1, 1, 1}, 0});
   run(LaunchDims{{1, a.max_grid_y, 1}, {1, 1, 1}, 0});
@@ -301,13 +328,13 @@ TEST_P(HcqEdges, LargestGridsAndBlocksRunAndLargerOnesAreRefused) {
   run(LaunchDims{{2, 3, 4}, {geo.max_threads_per_block(), 1, 1}, 0});
   run(LaunchDims{{1, 1, 1}, {1, a.max_block_y, 1}, 0});
   run(LaunchDims{{1, 1, 1}, {16, 1, a.max_block_z}, 0});
-  for (LaunchDims bad : {LaunchDims{{a.max_grid_x + 1u, 1, 1}, {1, 1, 1}, 0},
-                         LaunchDims{{1, a.max_grid_y + 1u, 1}, {1, 1, 1}, 0},
-                         LaunchDims{{1, 1, a.max_grid_z + 1u}, {1, 1, 1}, 0},
-                         LaunchDims{{0, 1, 1}, {1, 1, 1}, 0},
-                         LaunchDims{{1, 1, 1}, {geo.max_threads_per_block() + 1, 1, 1}, 0},
-                         LaunchDims{{1, 1, 1}, {1, 1, a.max_block_z + 1}, 0},
-                         LaunchDims{{1, 1, 1}, {64, 64, 1}, 0}}) {
+  for (LaunchDims bad :
+       {LaunchDims{{a.max_grid_x + 1u, 1, 1}, {1, 1, 1}, 0},
+        LaunchDims{{1, a.max_grid_y + 1u, 1}, {1, 1, 1}, 0},
+        LaunchDims{{1, 1, a.max_grid_z + 1u}, {1, 1, 1}, 0}, LaunchDims{{0, 1, 1}, {1, 1, 1}, 0},
+        LaunchDims{{1, 1, 1}, {geo.max_threads_per_block() + 1, 1, 1}, 0},
+        LaunchDims{{1, 1, 1}, {1, 1, a.max_block_z + 1}, 0},
+        LaunchDims{{1, 1, 1}, {64, 64, 1}, 0}}) {
     EXPECT_THROW(ComputeQueue().exec(geo, KernelArgs().add(out), bad), Error)
         << "grid " << bad.grid[0] << "x" << bad.grid[1] << "x" << bad.grid[2] << ", block "
         << bad.block[0] << "x" << bad.block[1] << "x" << bad.block[2];
@@ -375,8 +402,8 @@ TEST_P(HcqEdges, RandomLaunchGeometriesEitherRunCorrectlyOrAreRefused) {
     poison(out);
     q.submit(*dev);
     dev->synchronize();
-    EXPECT_EQ(read<uint32_t>(out, 6),
-              (std::vector<uint32_t>{d.block[0], d.block[1], d.block[2], d.grid[0], d.grid[1], d.grid[2]}))
+    EXPECT_EQ(read<uint32_t>(out, 6), (std::vector<uint32_t>{d.block[0], d.block[1], d.block[2],
+                                                             d.grid[0], d.grid[1], d.grid[2]}))
         << "round " << round;
     ++ran;
   }

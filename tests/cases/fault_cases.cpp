@@ -7,8 +7,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "base/error.h"
@@ -60,14 +60,17 @@ void check_refuses_then_reopens(std::unique_ptr<Device>& dev, const std::functio
   reopen();
   Program fill = Program::embedded(*dev, "selftest.cu", "affine_fill");
   Buffer a = dev->alloc(256 * 4), b = dev->alloc(256 * 4);
-  ComputeQueue().exec(fill, KernelArgs().add(a).add(0.5f).add(3.0f).add(256u), LaunchDims{{2, 1, 1}, {128, 1, 1}, 0})
+  ComputeQueue()
+      .exec(fill, KernelArgs().add(a).add(0.5f).add(3.0f).add(256u),
+            LaunchDims{{2, 1, 1}, {128, 1, 1}, 0})
       .submit(*dev);
   dev->synchronize();
   CopyQueue().copy(b.va(), a.va(), 256 * 4).submit(*dev);
   dev->synchronize();
   std::vector<float> v(256);
   dev->download(v.data(), b, 0, v.size() * 4);
-  for (uint32_t i = 0; i < 256; ++i) ASSERT_FLOAT_EQ(v[i], 0.5f * i + 3.0f) << "after reopening, element " << i;
+  for (uint32_t i = 0; i < 256; ++i)
+    ASSERT_FLOAT_EQ(v[i], 0.5f * i + 3.0f) << "after reopening, element " << i;
 }
 
 bool names_a_fault(const std::string& what) {
@@ -140,7 +143,8 @@ TEST_P(HcqFaults, SemaphoreWaitThatNeverCompletesTimesOutAndTheProcessGoesOn) {
       std::string what = e.what();
       EXPECT_NE(what.find("did not reach signal value 1"), std::string::npos) << what;
       std::printf("raised after %.0f ms: %s\n",
-                  std::chrono::duration<double, std::milli>(Clock::now() - start).count(), e.what());
+                  std::chrono::duration<double, std::milli>(Clock::now() - start).count(),
+                  e.what());
     }
     EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
     EXPECT_FALSE(dev->faulted()) << "a timeout is not a channel error";
@@ -153,7 +157,8 @@ TEST_P(HcqFaults, SemaphoreWaitThatNeverCompletesTimesOutAndTheProcessGoesOn) {
     Signal copied = dev->new_signal(0);
     CopyQueue().copy(b.va(), a.va(), 4096).signal(copied, 1).submit(*dev);
     dev->wait(copied, 1);
-    EXPECT_EQ(std::memcmp(a.cpu(), b.cpu(), 4096), 0) << "the copy channel stalled with the compute channel";
+    EXPECT_EQ(std::memcmp(a.cpu(), b.cpu(), 4096), 0)
+        << "the copy channel stalled with the compute channel";
     EXPECT_EQ(done.value(), 0u) << "the blocked channel must not have moved";
   }
   // Closing a device whose channel waits forever is bounded too.
@@ -163,7 +168,10 @@ TEST_P(HcqFaults, SemaphoreWaitThatNeverCompletesTimesOutAndTheProcessGoesOn) {
   reopen();
   Program fill = load("affine_fill");
   Buffer out = dev->alloc(64 * 4);
-  ComputeQueue().exec(fill, KernelArgs().add(out).add(1.0f).add(1.0f).add(64u), LaunchDims{{1, 1, 1}, {64, 1, 1}, 0}).submit(*dev);
+  ComputeQueue()
+      .exec(fill, KernelArgs().add(out).add(1.0f).add(1.0f).add(64u),
+            LaunchDims{{1, 1, 1}, {64, 1, 1}, 0})
+      .submit(*dev);
   dev->synchronize();
   EXPECT_FLOAT_EQ(read<float>(out, 64)[63], 64.0f);
 }
@@ -189,7 +197,8 @@ TEST_P(HcqFaults, HungChannelWithAFullGpfifoRingTimesOutInsteadOfHanging) {
   ASSERT_FALSE(what.empty()) << "256 submissions fit a 16-entry ring whose GPU is blocked";
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
   EXPECT_NE(what.find("GPFIFO"), std::string::npos) << what;
-  std::printf("%llu submissions queued, then: %s\n", static_cast<unsigned long long>(queued), what.c_str());
+  std::printf("%llu submissions queued, then: %s\n", static_cast<unsigned long long>(queued),
+              what.c_str());
   EXPECT_LT(queued, 16u);
   // The GPU resumes: everything queued completes, in order, and new work runs.
   never.set(1);

@@ -62,16 +62,24 @@ TEST_P(HcqStress, ComputeSignalWaitPipelineAThousandDeep) {
   Signal s = dev->new_signal(0);
   auto start = Clock::now();
   for (uint64_t i = 0; i < n; ++i) {
-    ComputeQueue().wait(s, 2 * i).exec(inc, KernelArgs().add(counter), LaunchDims{}).memory_barrier()
-        .signal(s, 2 * i + 1).submit(*dev);
-    CopyQueue().wait(s, 2 * i + 1).copy(history.va() + 4 * i, counter.va(), 4).signal(s, 2 * i + 2)
+    ComputeQueue()
+        .wait(s, 2 * i)
+        .exec(inc, KernelArgs().add(counter), LaunchDims{})
+        .memory_barrier()
+        .signal(s, 2 * i + 1)
+        .submit(*dev);
+    CopyQueue()
+        .wait(s, 2 * i + 1)
+        .copy(history.va() + 4 * i, counter.va(), 4)
+        .signal(s, 2 * i + 2)
         .submit(*dev);
   }
   dev->wait(s, 2 * n);
   std::printf("%llu compute->copy stages: %.2f us per stage\n", static_cast<unsigned long long>(n),
               seconds_since(start) * 1e6 / static_cast<double>(n));
   auto h = read<uint32_t>(history, n);
-  for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(h[i], i + 1) << "stage " << i << " saw another stage's count";
+  for (uint64_t i = 0; i < n; ++i)
+    ASSERT_EQ(h[i], i + 1) << "stage " << i << " saw another stage's count";
 }
 
 TEST_P(HcqStress, AThousandInterleavedComputeAndCopyOperations) {
@@ -87,12 +95,19 @@ TEST_P(HcqStress, AThousandInterleavedComputeAndCopyOperations) {
   for (uint64_t i = 0; i < n; ++i) {
     ComputeQueue q;
     if (i >= slots) q.wait(k, i + 1 - slots);
-    q.exec(fill, KernelArgs().add(scratch, (i % slots) * per * 4).add(static_cast<float>(i)).add(0.5f).add(per),
+    q.exec(fill,
+           KernelArgs()
+               .add(scratch, (i % slots) * per * 4)
+               .add(static_cast<float>(i))
+               .add(0.5f)
+               .add(per),
            dims_1d(per))
         .memory_barrier()
         .signal(c, i + 1)
         .submit(*dev);
-    CopyQueue().wait(c, i + 1).copy(result.va() + i * per * 4, scratch.va() + (i % slots) * per * 4, per * 4)
+    CopyQueue()
+        .wait(c, i + 1)
+        .copy(result.va() + i * per * 4, scratch.va() + (i % slots) * per * 4, per * 4)
         .signal(k, i + 1)
         .submit(*dev);
   }
@@ -100,7 +115,8 @@ TEST_P(HcqStress, AThousandInterleavedComputeAndCopyOperations) {
   auto v = read<float>(result, n * per);
   for (uint64_t i = 0; i < n; ++i) {
     for (uint32_t j = 0; j < per; j += 17) {
-      ASSERT_EQ(v[i * per + j], static_cast<float>(i) * j + 0.5f) << "operation " << i << ", element " << j;
+      ASSERT_EQ(v[i * per + j], static_cast<float>(i) * j + 0.5f)
+          << "operation " << i << ", element " << j;
     }
   }
 }
@@ -166,7 +182,8 @@ TEST_P(HcqStress, SharedMemoryKernelsOfEveryBlockSize) {
     for (uint32_t b = 0; b < grid; ++b) {
       double want = 0;
       for (uint32_t t = 0; t < block; ++t) want += in[uint64_t{b} * block + t];
-      ASSERT_EQ(v[l * grid + b], static_cast<float>(want)) << "launch " << l << " (block " << block << "), block " << b;
+      ASSERT_EQ(v[l * grid + b], static_cast<float>(want))
+          << "launch " << l << " (block " << block << "), block " << b;
     }
   }
 }

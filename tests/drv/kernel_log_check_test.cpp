@@ -117,10 +117,12 @@ class KernelLogListenerTest : public ::testing::Test {
     std::ofstream out(path_, std::ios::app);
     out << "3," << ++seq_ << ",1000,-;" << text << "\n";
   }
-  const ::testing::TestInfo& info() { return *::testing::UnitTest::GetInstance()->current_test_info(); }
+  const ::testing::TestInfo& info() {
+    return *::testing::UnitTest::GetInstance()->current_test_info();
+  }
   std::string own(int xid) {
-    return "NVRM: Xid (PCI:0000:00:06): " + std::to_string(xid) + ", pid=" +
-           std::to_string(getpid()) + ", name=test_drv, channel 0x0000000a";
+    return "NVRM: Xid (PCI:0000:00:06): " + std::to_string(xid) +
+           ", pid=" + std::to_string(getpid()) + ", name=test_drv, channel 0x0000000a";
   }
   std::string path_;
   int seq_ = 0;

@@ -61,7 +61,8 @@ TEST(KernelLogClassifier, XidCodesCarryTheirMeaningAndSeverity) {
        LogSeverity::kError, GpuFaultKind::kChannel, 405},
       {"NVRM: Xid (PCI:0000:00:06): 45, pid=405, name=test_gpu, Ch 0000000b", 45,
        LogSeverity::kError, GpuFaultKind::kChannel, 405},
-      {"NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+      {"NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+       "bus.",
        79, LogSeverity::kError, GpuFaultKind::kBus, -1},
       {"NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=x, An uncorrectable double bit error", 48,
        LogSeverity::kError, GpuFaultKind::kMemory, 1},
@@ -140,12 +141,14 @@ TEST(KernelLogClassifier, OtherDriverLinesAreInfoAndTheRestUnrelated) {
   EXPECT_EQ(classify_kernel_log_line("nvidia-uvm: Loaded the UVM driver, major device number 510.")
                 .severity,
             LogSeverity::kInfo);
-  EXPECT_EQ(classify_kernel_log_line("NVRM: GPU at PCI:0000:00:06: GPU-1f2e3d4c-0000-1111-2222-333344445555")
+  EXPECT_EQ(classify_kernel_log_line(
+                "NVRM: GPU at PCI:0000:00:06: GPU-1f2e3d4c-0000-1111-2222-333344445555")
                 .severity,
             LogSeverity::kInfo);
-  EXPECT_EQ(classify_kernel_log_line("NVRM: nvAssertFailedNoLog: Assertion failed: 0 @ rs_server.c:259")
-                .severity,
-            LogSeverity::kWarning);
+  EXPECT_EQ(
+      classify_kernel_log_line("NVRM: nvAssertFailedNoLog: Assertion failed: 0 @ rs_server.c:259")
+          .severity,
+      LogSeverity::kWarning);
   LogVerdict v = classify_kernel_log_line("Linux version 6.18.44 (builder@sandboxing)");
   EXPECT_EQ(v.severity, LogSeverity::kUnrelated);
   EXPECT_TRUE(v.source.empty());
@@ -157,7 +160,8 @@ TEST(KernelLogClassifier, OtherDriverLinesAreInfoAndTheRestUnrelated) {
 TEST(KernelLogClassifier, SummaryCountsSeveritiesAndXids) {
   KernelLogSummary s;
   for (const char* line :
-       {"NVRM: Xid (PCI:0000:00:06): 31, pid=1, name=a, MMU Fault", "NVRM: Xid (PCI:0000:00:06): 43, pid=1, name=a, Ch 1",
+       {"NVRM: Xid (PCI:0000:00:06): 31, pid=1, name=a, MMU Fault",
+        "NVRM: Xid (PCI:0000:00:06): 43, pid=1, name=a, Ch 1",
         "NVRM: Xid (PCI:0000:00:06): 31, pid=2, name=b, MMU Fault",
         "NVRM: gpuClearFbhubPoisonIntrForBug2924523_GA100: FBHUB Interrupt detected. Clearing it.",
         "nvidia-uvm: Loaded the UVM driver", "kernel: something else"}) {
@@ -242,8 +246,9 @@ TEST_F(KernelLogFile, ReadsOnlyWhatArrivesAfterTheStart) {
 
 TEST_F(KernelLogFile, FromBootReadsEverythingIncludingDmesgText) {
   append("[    1.000000] NVRM: loading NVIDIA UNIX Open Kernel Module\n");
-  append("<3>[    2.000000] NVRM: Xid (PCI:0000:00:06): 79, pid='<unknown>', name=<unknown>, GPU "
-         "has fallen off the bus.\n");
+  append(
+      "<3>[    2.000000] NVRM: Xid (PCI:0000:00:06): 79, pid='<unknown>', name=<unknown>, GPU "
+      "has fallen off the bus.\n");
   KernelLogReader r(KernelLogReader::Start::kBoot, options());
   auto lines = r.read_new();
   ASSERT_EQ(lines.size(), 2u);

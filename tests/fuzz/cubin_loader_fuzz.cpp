@@ -21,7 +21,9 @@ namespace {
   std::abort();
 }
 
-bool inside(uint64_t offset, uint64_t size, uint64_t total) { return offset <= total && size <= total - offset; }
+bool inside(uint64_t offset, uint64_t size, uint64_t total) {
+  return offset <= total && size <= total - offset;
+}
 
 }  // namespace
 
@@ -33,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!inside(k.text_offset, k.text_size, image)) fail("kernel code lies outside the image");
       if (k.param_offsets.size() != k.param_sizes.size()) fail("parameter tables disagree");
       for (size_t p = 0; p < k.param_offsets.size(); ++p) {
-        if (uint64_t{k.param_offsets[p]} + k.param_sizes[p] > k.param_bytes) fail("parameter lies outside its block");
+        if (uint64_t{k.param_offsets[p]} + k.param_sizes[p] > k.param_bytes)
+          fail("parameter lies outside its block");
       }
       for (const auto& [bank, where] : k.constant_banks) {
         if (!inside(where.first, where.second, image)) fail("constant bank lies outside the image");

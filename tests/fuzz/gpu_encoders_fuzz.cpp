@@ -33,20 +33,46 @@ using namespace nvhcq::gpu;  // NOLINT
 
 // Every named field of a layout, to pick from.
 std::vector<hw::QmdField> named_fields(const hw::QmdLayout& l) {
-  return {l.qmd_major_version, l.qmd_minor_version, l.qmd_type, l.api_visible_call_limit, l.sampler_index,
-          l.sm_global_caching_enable, l.invalidate_texture_header_cache, l.invalidate_shader_data_cache,
-          l.grid_width, l.grid_height, l.grid_depth, l.cta_thread_dimension0, l.cta_thread_dimension1,
-          l.cta_thread_dimension2, l.register_count, l.barrier_count, l.shared_memory_size,
-          l.min_sm_config_shared_mem_size, l.max_sm_config_shared_mem_size, l.target_sm_config_shared_mem_size,
-          l.shader_local_memory_high_size, l.program_address_lower, l.program_address_upper, l.sass_version,
-          l.cwd_membar_type, l.dependent_qmd0_pointer, l.dependent_qmd0_enable, l.release0_address_lower,
-          l.release0_payload_upper, l.cbuf_addr_lower.at(0), l.cbuf_size_shifted4.at(7), l.cbuf_valid.at(3)};
+  return {l.qmd_major_version,
+          l.qmd_minor_version,
+          l.qmd_type,
+          l.api_visible_call_limit,
+          l.sampler_index,
+          l.sm_global_caching_enable,
+          l.invalidate_texture_header_cache,
+          l.invalidate_shader_data_cache,
+          l.grid_width,
+          l.grid_height,
+          l.grid_depth,
+          l.cta_thread_dimension0,
+          l.cta_thread_dimension1,
+          l.cta_thread_dimension2,
+          l.register_count,
+          l.barrier_count,
+          l.shared_memory_size,
+          l.min_sm_config_shared_mem_size,
+          l.max_sm_config_shared_mem_size,
+          l.target_sm_config_shared_mem_size,
+          l.shader_local_memory_high_size,
+          l.program_address_lower,
+          l.program_address_upper,
+          l.sass_version,
+          l.cwd_membar_type,
+          l.dependent_qmd0_pointer,
+          l.dependent_qmd0_enable,
+          l.release0_address_lower,
+          l.release0_payload_upper,
+          l.cbuf_addr_lower.at(0),
+          l.cbuf_size_shifted4.at(7),
+          l.cbuf_valid.at(3)};
 }
 
 void pushbuffer_call(FuzzedDataProvider& in, PushBuffer& pb) {
   const uint32_t subch = in.ConsumeIntegralInRange<uint32_t>(0, 12);
-  const uint32_t method = in.ConsumeBool() ? in.ConsumeIntegral<uint32_t>() : in.ConsumeIntegralInRange<uint32_t>(0, 0x8000);
-  const uint32_t count = in.ConsumeBool() ? in.ConsumeIntegral<uint32_t>() : in.ConsumeIntegralInRange<uint32_t>(0, 40);
+  const uint32_t method = in.ConsumeBool() ? in.ConsumeIntegral<uint32_t>()
+                                           : in.ConsumeIntegralInRange<uint32_t>(0, 0x8000);
+  const uint32_t count = in.ConsumeBool() ? in.ConsumeIntegral<uint32_t>()
+                                          : in.ConsumeIntegralInRange<uint32_t>(0, 40);
   // Data for up to kMaxMethodCount words; a larger count must be refused before reading.
   std::vector<uint32_t> data(std::min<uint32_t>(count, hw::kMaxMethodCount) + 1, 0x5a5a5a5a);
   const size_t before = pb.words().size();
@@ -56,7 +82,8 @@ void pushbuffer_call(FuzzedDataProvider& in, PushBuffer& pb) {
     if (pb.words().size() != before) fail("a refused method left words behind");
     return;
   }
-  if (count == 0 || count > hw::kMaxMethodCount || subch > 7 || (method & 3) != 0 || method >= (1u << 15)) {
+  if (count == 0 || count > hw::kMaxMethodCount || subch > 7 || (method & 3) != 0 ||
+      method >= (1u << 15)) {
     fail("a method the header cannot encode was accepted");
   }
   if (pb.words().size() != before + 1 + count) fail("method appended the wrong number of words");
@@ -77,26 +104,29 @@ void qmd_call(FuzzedDataProvider& in, Qmd& q) {
       case 1: {  // any bit range at all
         hw::QmdField f{in.ConsumeIntegral<uint16_t>(), in.ConsumeIntegral<uint16_t>()};
         q.set(f, in.ConsumeIntegral<uint64_t>());
-        if (f.present() && (f.lo > f.hi || f.hi >= q.size() * 8)) fail("a field outside the QMD was written");
+        if (f.present() && (f.lo > f.hi || f.hi >= q.size() * 8))
+          fail("a field outside the QMD was written");
         break;
       }
       case 2:
-        q.set_constant_buffer(in.ConsumeIntegralInRange<uint32_t>(0, 300), in.ConsumeIntegral<uint64_t>(),
-                              in.ConsumeIntegral<uint32_t>());
+        q.set_constant_buffer(in.ConsumeIntegralInRange<uint32_t>(0, 300),
+                              in.ConsumeIntegral<uint64_t>(), in.ConsumeIntegral<uint32_t>());
         break;
       case 3: {
         const uint32_t x = in.ConsumeIntegral<uint32_t>(), y = in.ConsumeIntegral<uint32_t>(),
                        z = in.ConsumeIntegral<uint32_t>();
         if (in.ConsumeBool()) {
           q.set_grid(x, y, z);
-          if (q.get(q.layout().grid_width) != x || q.get(q.layout().grid_depth) != z) fail("grid did not read back");
+          if (q.get(q.layout().grid_width) != x || q.get(q.layout().grid_depth) != z)
+            fail("grid did not read back");
         } else {
           q.set_block(x, y, z);
         }
         break;
       }
       case 4:
-        q.chain_to(in.ConsumeIntegral<uint64_t>() & ~(in.ConsumeBool() ? uint64_t{0xff} : uint64_t{0}));
+        q.chain_to(in.ConsumeIntegral<uint64_t>() &
+                   ~(in.ConsumeBool() ? uint64_t{0xff} : uint64_t{0}));
         break;
       case 5:
         q.set_release(in.ConsumeIntegral<uint64_t>(), in.ConsumeIntegral<uint64_t>());
@@ -109,10 +139,12 @@ void qmd_call(FuzzedDataProvider& in, Qmd& q) {
   }
 }
 
-void gpfifo_call(FuzzedDataProvider& in, std::vector<uint64_t>& ring, GpfifoRing& fifo, volatile uint32_t& put,
-                 volatile uint32_t& get) {
-  const uint64_t va = in.ConsumeBool() ? in.ConsumeIntegral<uint64_t>() : in.ConsumeIntegral<uint32_t>() & ~3ull;
-  const uint32_t words = in.ConsumeBool() ? in.ConsumeIntegral<uint32_t>() : in.ConsumeIntegralInRange<uint32_t>(0, 64);
+void gpfifo_call(FuzzedDataProvider& in, std::vector<uint64_t>& ring, GpfifoRing& fifo,
+                 volatile uint32_t& put, volatile uint32_t& get) {
+  const uint64_t va =
+      in.ConsumeBool() ? in.ConsumeIntegral<uint64_t>() : in.ConsumeIntegral<uint32_t>() & ~3ull;
+  const uint32_t words = in.ConsumeBool() ? in.ConsumeIntegral<uint32_t>()
+                                          : in.ConsumeIntegralInRange<uint32_t>(0, 64);
   const uint32_t slot = put;
   try {
     fifo.submit(va, words);
@@ -145,9 +177,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   GpfifoRing fifo(ch, [] { fail("the GPFIFO ring stalled although the GPU keeps up"); });
   for (int calls = 0; calls < 256 && in.remaining_bytes() > 0; ++calls) {
     switch (in.ConsumeIntegralInRange<int>(0, 2)) {
-      case 0: pushbuffer_call(in, pb); break;
-      case 1: qmd_call(in, q); break;
-      default: gpfifo_call(in, ring, fifo, put, get); break;
+      case 0:
+        pushbuffer_call(in, pb);
+        break;
+      case 1:
+        qmd_call(in, q);
+        break;
+      default:
+        gpfifo_call(in, ring, fifo, put, get);
+        break;
     }
   }
   return 0;

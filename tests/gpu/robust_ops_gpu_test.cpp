@@ -30,14 +30,19 @@ std::vector<OpParam> robust_on_gpu(const std::string& backend, const std::vector
   return params;
 }
 
-INSTANTIATE_TEST_SUITE_P(nv, Networks, ::testing::ValuesIn(robust_on_gpu("nv", network_cases())), param_name);
-INSTANTIATE_TEST_SUITE_P(cuda, Networks, ::testing::ValuesIn(robust_on_gpu("cuda", network_cases())), param_name);
-INSTANTIATE_TEST_SUITE_P(nv, EdgeTensors, ::testing::ValuesIn(robust_on_gpu("nv", edge_tensor_cases())),
+INSTANTIATE_TEST_SUITE_P(nv, Networks, ::testing::ValuesIn(robust_on_gpu("nv", network_cases())),
                          param_name);
-INSTANTIATE_TEST_SUITE_P(cuda, EdgeTensors, ::testing::ValuesIn(robust_on_gpu("cuda", edge_tensor_cases())),
+INSTANTIATE_TEST_SUITE_P(cuda, Networks,
+                         ::testing::ValuesIn(robust_on_gpu("cuda", network_cases())), param_name);
+INSTANTIATE_TEST_SUITE_P(nv, EdgeTensors,
+                         ::testing::ValuesIn(robust_on_gpu("nv", edge_tensor_cases())), param_name);
+INSTANTIATE_TEST_SUITE_P(cuda, EdgeTensors,
+                         ::testing::ValuesIn(robust_on_gpu("cuda", edge_tensor_cases())),
                          param_name);
-INSTANTIATE_TEST_SUITE_P(emu, Networks, ::testing::ValuesIn(robust_on_gpu("emu", network_cases())), param_name);
-INSTANTIATE_TEST_SUITE_P(emu, EdgeTensors, ::testing::ValuesIn(robust_on_gpu("emu", edge_tensor_cases())),
+INSTANTIATE_TEST_SUITE_P(emu, Networks, ::testing::ValuesIn(robust_on_gpu("emu", network_cases())),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(emu, EdgeTensors,
+                         ::testing::ValuesIn(robust_on_gpu("emu", edge_tensor_cases())),
                          param_name);
 
 }  // namespace

@@ -7,9 +7,11 @@
 namespace nvhcq::testing {
 namespace {
 
-INSTANTIATE_TEST_SUITE_P(Gpu, HcqEdges, ::testing::Values(rm_robust_backend(), tegra_robust_backend()),
+INSTANTIATE_TEST_SUITE_P(Gpu, HcqEdges,
+                         ::testing::Values(rm_robust_backend(), tegra_robust_backend()),
                          robust_backend_name);
-INSTANTIATE_TEST_SUITE_P(Gpu, HcqFaults, ::testing::Values(rm_robust_backend(), tegra_robust_backend()),
+INSTANTIATE_TEST_SUITE_P(Gpu, HcqFaults,
+                         ::testing::Values(rm_robust_backend(), tegra_robust_backend()),
                          robust_backend_name);
 
 }  // namespace

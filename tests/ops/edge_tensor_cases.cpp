@@ -13,21 +13,27 @@ namespace nvhcq::optest {
 namespace {
 
 const std::vector<DType>& all_dtypes() {
-  static const std::vector<DType> v = {DType::kBool, DType::kU8,  DType::kI8,   DType::kI16, DType::kI32,
-                                       DType::kI64,  DType::kF16, DType::kBF16, DType::kF32, DType::kF64};
+  static const std::vector<DType> v = {DType::kBool, DType::kU8,  DType::kI8,  DType::kI16,
+                                       DType::kI32,  DType::kI64, DType::kF16, DType::kBF16,
+                                       DType::kF32,  DType::kF64};
   return v;
 }
 
 // The dtype sum() gives: i64 for integers and bools, the same float otherwise.
-DType sum_dtype(DType t) { return tensor::is_float(t) ? t : DType::kI64; }
+DType sum_dtype(DType t) {
+  return tensor::is_float(t) ? t : DType::kI64;
+}
 
-Tol exact() { return Tol{0, 0}; }
+Tol exact() {
+  return Tol{0, 0};
+}
 
 void empty_tensors(DType t, const std::string& device) {
   Tensor e = Tensor::zeros({3, 0}, t, device);
   EXPECT_EQ(e.numel(), 0);
   EXPECT_TRUE(e.to_vector<double>().empty());
-  EXPECT_TRUE(matches(e + e, Ref({3, 0}, {}), e.dtype() == DType::kBool ? DType::kBool : t, exact()));
+  EXPECT_TRUE(
+      matches(e + e, Ref({3, 0}, {}), e.dtype() == DType::kBool ? DType::kBool : t, exact()));
   EXPECT_TRUE(matches(e.sum(), Ref({}, {0}), sum_dtype(t), exact())) << "the sum of nothing is 0";
   EXPECT_TRUE(matches(e.sum({1}), Ref({3}, {0, 0, 0}), sum_dtype(t), exact()));
   EXPECT_TRUE(matches(e.sum({0}), Ref({0}, {}), sum_dtype(t), exact()));
@@ -95,7 +101,8 @@ void odd_length_sums(DType t, const std::string& device) {
     tol.atol *= 4;
     EXPECT_TRUE(matches(a.t.sum({1}), ref::reduce(a.r, {1}, false, ref::fsum), sum_dtype(t), tol))
         << "rows of " << n;
-    EXPECT_TRUE(matches(a.t.max({1}), ref::reduce(a.r, {1}, false, ref::fmax), t, exact())) << "rows of " << n;
+    EXPECT_TRUE(matches(a.t.max({1}), ref::reduce(a.r, {1}, false, ref::fmax), t, exact()))
+        << "rows of " << n;
   }
 }
 
@@ -105,7 +112,8 @@ void odd_shape_matmuls(DType t, const std::string& device) {
   };
   for (const Mkn& d : {Mkn{1, 1, 1}, Mkn{3, 5, 7}, Mkn{17, 31, 13}, Mkn{1, 300, 1}, Mkn{257, 1, 3},
                        Mkn{127, 129, 65}, Mkn{65, 257, 33}}) {
-    const std::string name = join_name({"mm", std::to_string(d.m), std::to_string(d.k), std::to_string(d.n), dname(t)});
+    const std::string name =
+        join_name({"mm", std::to_string(d.m), std::to_string(d.k), std::to_string(d.n), dname(t)});
     Rng rng(name);
     const Domain dom = tensor::is_float(t) ? Domain{-1, 1} : Domain{-3, 3, true};
     Input a = make_input(rng, {d.m, d.k}, t, device, Layout::kContiguous, dom);
@@ -129,36 +137,53 @@ void odd_shape_matmuls(DType t, const std::string& device) {
 
 double int_min(DType t) {
   switch (t) {
-    case DType::kU8: return 0;
-    case DType::kI8: return -128;
-    case DType::kI16: return -32768;
-    case DType::kI32: return -2147483648.0;
-    default: return -9223372036854775808.0;
+    case DType::kU8:
+      return 0;
+    case DType::kI8:
+      return -128;
+    case DType::kI16:
+      return -32768;
+    case DType::kI32:
+      return -2147483648.0;
+    default:
+      return -9223372036854775808.0;
   }
 }
 double int_max(DType t) {
   switch (t) {
-    case DType::kU8: return 255;
-    case DType::kI8: return 127;
-    case DType::kI16: return 32767;
-    case DType::kI32: return 2147483647.0;
-    default: return 9223372036854775807.0;
+    case DType::kU8:
+      return 255;
+    case DType::kI8:
+      return 127;
+    case DType::kI16:
+      return 32767;
+    case DType::kI32:
+      return 2147483647.0;
+    default:
+      return 9223372036854775807.0;
   }
 }
 
 // Source values: edge values of the source dtype, exactly representable in it.
 std::vector<double> cast_sources(DType from) {
   switch (from) {
-    case DType::kBool: return {0, 1, 1, 0};
-    case DType::kU8: return {0, 1, 127, 128, 200, 255};
-    case DType::kI8: return {-128, -1, 0, 1, 100, 127};
-    case DType::kI16: return {-32768, -300, -1, 0, 300, 32767};
-    case DType::kI32: return {-2147483648.0, -70000, -1, 0, 70000, 2147483647.0};
-    case DType::kI64: return {-1099511627776.0, -1, 0, 1, 1099511627776.0, 4611686018427387904.0};
+    case DType::kBool:
+      return {0, 1, 1, 0};
+    case DType::kU8:
+      return {0, 1, 127, 128, 200, 255};
+    case DType::kI8:
+      return {-128, -1, 0, 1, 100, 127};
+    case DType::kI16:
+      return {-32768, -300, -1, 0, 300, 32767};
+    case DType::kI32:
+      return {-2147483648.0, -70000, -1, 0, 70000, 2147483647.0};
+    case DType::kI64:
+      return {-1099511627776.0, -1, 0, 1, 1099511627776.0, 4611686018427387904.0};
     default: {
       // 70000 is past f16's largest finite value (65504): f16 gets that instead.
-      std::vector<double> v = {0,   1,   -1,  2.5,  -2.5, 0.75, 127,    128,
-                               -129, 255.5, 256, -300, 300,  1000.25, from == DType::kF16 ? 65504.0 : 70000.0};
+      std::vector<double> v = {0,    1,    -1,  2.5,     -2.5,
+                               0.75, 127,  128, -129,    255.5,
+                               256,  -300, 300, 1000.25, from == DType::kF16 ? 65504.0 : 70000.0};
       for (double& x : v) x = representable(x, from);
       return v;
     }
@@ -181,7 +206,8 @@ double cast_ref(double v, DType from, DType to) {
 
 void casts_from(DType from, const std::vector<DType>& targets, const std::string& device) {
   const std::vector<double> values = cast_sources(from);
-  Tensor x = Tensor::from_vector<double>(values, {static_cast<int64_t>(values.size())}, from, device);
+  Tensor x =
+      Tensor::from_vector<double>(values, {static_cast<int64_t>(values.size())}, from, device);
   for (DType to : targets) {
     std::vector<double> want;
     for (double v : values) want.push_back(cast_ref(v, from, to));
@@ -195,17 +221,24 @@ void casts_from(DType from, const std::vector<DType>& targets, const std::string
 std::vector<OpCase> edge_tensor_cases() {
   std::vector<OpCase> cases;
   for (DType t : all_dtypes()) {
-    cases.push_back({join_name({"empty", dname(t)}), {t}, [t](const std::string& d) { empty_tensors(t, d); }});
-    cases.push_back({join_name({"one_element", dname(t)}), {t}, [t](const std::string& d) { one_element_tensors(t, d); }});
-    cases.push_back({join_name({"odd_length_sums", dname(t)}), {t}, [t](const std::string& d) { odd_length_sums(t, d); }});
+    cases.push_back(
+        {join_name({"empty", dname(t)}), {t}, [t](const std::string& d) { empty_tensors(t, d); }});
+    cases.push_back({join_name({"one_element", dname(t)}), {t}, [t](const std::string& d) {
+                       one_element_tensors(t, d);
+                     }});
+    cases.push_back({join_name({"odd_length_sums", dname(t)}), {t}, [t](const std::string& d) {
+                       odd_length_sums(t, d);
+                     }});
   }
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kU8, DType::kF64}) {
-    cases.push_back({join_name({"odd_shapes_elementwise", dname(t)}), {t},
+    cases.push_back({join_name({"odd_shapes_elementwise", dname(t)}),
+                     {t},
                      [t](const std::string& d) { odd_shape_elementwise(t, d); }});
   }
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kF64}) {
-    cases.push_back({join_name({"odd_shapes_matmul", dname(t)}), {t},
-                     [t](const std::string& d) { odd_shape_matmuls(t, d); }});
+    cases.push_back({join_name({"odd_shapes_matmul", dname(t)}), {t}, [t](const std::string& d) {
+                       odd_shape_matmuls(t, d);
+                     }});
   }
   // Casts to every dtype but f64 (which a GPU backend may lack), and to f64 apart.
   for (DType from : all_dtypes()) {
@@ -214,16 +247,22 @@ std::vector<OpCase> edge_tensor_cases() {
     for (DType to : all_dtypes()) {
       if (to != DType::kF64) targets.push_back(to);
     }
-    cases.push_back({join_name({"cast_from", dname(from)}), {from},
+    cases.push_back({join_name({"cast_from", dname(from)}),
+                     {from},
                      [from, targets](const std::string& d) { casts_from(from, targets, d); }});
-    cases.push_back({join_name({"cast_to_f64_from", dname(from)}), {from, DType::kF64},
+    cases.push_back({join_name({"cast_to_f64_from", dname(from)}),
+                     {from, DType::kF64},
                      [from](const std::string& d) { casts_from(from, {DType::kF64}, d); }});
   }
-  cases.push_back({"cast_from_f64", {DType::kF64}, [](const std::string& d) { casts_from(DType::kF64, all_dtypes(), d); }});
+  cases.push_back({"cast_from_f64", {DType::kF64}, [](const std::string& d) {
+                     casts_from(DType::kF64, all_dtypes(), d);
+                   }});
   return cases;
 }
 
-TEST_P(EdgeTensors, MatchesTheRules) { run_case(); }
+TEST_P(EdgeTensors, MatchesTheRules) {
+  run_case();
+}
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(EdgeTensors);
 
 }  // namespace nvhcq::optest

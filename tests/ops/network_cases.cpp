@@ -89,7 +89,8 @@ Ref conv2d(const Ref& x, const Ref& w, const Ref& bias, int64_t pad) {
               for (int64_t j = 0; j < kw; ++j) {
                 const int64_t yy = r - pad + i, xx = q - pad + j;
                 if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;
-                acc += x.v[((b * c + ic) * h + yy) * wd + xx] * w.v[((oc * c + ic) * kh + i) * kw + j];
+                acc +=
+                    x.v[((b * c + ic) * h + yy) * wd + xx] * w.v[((oc * c + ic) * kh + i) * kw + j];
               }
           y.v[((b * o + oc) * oh + r) * ow + q] = acc;
         }
@@ -105,7 +106,8 @@ Ref pool2(const Ref& x, bool is_max) {
       for (int64_t q = 0; q < w; ++q) {
         const double* base = &x.v[(p * x.shape[2] + 2 * r) * x.shape[3] + 2 * q];
         const double a = base[0], b = base[1], d = base[x.shape[3]], e = base[x.shape[3] + 1];
-        y.v[(p * h + r) * w + q] = is_max ? std::max(std::max(a, b), std::max(d, e)) : (a + b + d + e) / 4;
+        y.v[(p * h + r) * w + q] =
+            is_max ? std::max(std::max(a, b), std::max(d, e)) : (a + b + d + e) / 4;
       }
   return y;
 }
@@ -122,7 +124,8 @@ Ref causal_attention(const Ref& q, const Ref& k, const Ref& v, int64_t heads) {
         double m = -INFINITY, s = 0;
         for (int64_t j = 0; j <= i; ++j) {
           double dot = 0;
-          for (int64_t e = 0; e < dh; ++e) dot += q.v[(b * S + i) * D + h * dh + e] * k.v[(b * S + j) * D + h * dh + e];
+          for (int64_t e = 0; e < dh; ++e)
+            dot += q.v[(b * S + i) * D + h * dh + e] * k.v[(b * S + j) * D + h * dh + e];
           p[j] = dot * scale;
           m = std::max(m, p[j]);
         }
@@ -137,7 +140,8 @@ Ref causal_attention(const Ref& q, const Ref& k, const Ref& v, int64_t heads) {
 }
 
 // Weights like a real initialization: uniform in +-gain/sqrt(fan_in).
-Input weight(Rng& rng, const Shape& s, int64_t fan_in, DType t, const std::string& device, double gain = 1.0) {
+Input weight(Rng& rng, const Shape& s, int64_t fan_in, DType t, const std::string& device,
+             double gain = 1.0) {
   const double bound = gain / std::sqrt(static_cast<double>(fan_in));
   return make_input(rng, s, t, device, Layout::kContiguous, {-bound, bound});
 }
@@ -161,8 +165,8 @@ void cnn(DType t, const std::string& device) {
   Input c2 = weight(rng, {16, 8, 3, 3}, 72, t, device), cb2 = weight(rng, {16}, 72, t, device);
   Input fw = weight(rng, {10, 784}, 784, t, device), fb = weight(rng, {10}, 784, t, device);
   Tensor h = nn::max_pool2d(nn::conv2d(x.t, c1.t, cb1.t, 1, 1).relu(), 2);  // [4, 8, 14, 14]
-  h = nn::avg_pool2d(nn::conv2d(h, c2.t, cb2.t, 1, 1).relu(), 2);          // [4, 16, 7, 7]
-  Tensor logits = nn::linear(h.flatten(1), fw.t, fb.t);                    // [4, 10]
+  h = nn::avg_pool2d(nn::conv2d(h, c2.t, cb2.t, 1, 1).relu(), 2);           // [4, 16, 7, 7]
+  Tensor logits = nn::linear(h.flatten(1), fw.t, fb.t);                     // [4, 10]
   Ref rh = pool2(relu(conv2d(x.r, c1.r, cb1.r, 1)), true);
   rh = pool2(relu(conv2d(rh, c2.r, cb2.r, 1)), false);
   rh.shape = {4, 784};
@@ -186,14 +190,17 @@ void transformer_block(DType t, const std::string& device) {
 
   auto heads = [&](const Tensor& p) { return p.reshape({B, S, H, D / H}).permute({0, 2, 1, 3}); };
   Tensor h = nn::layer_norm(x.t, {D}, g1.t, be1.t);
-  Tensor a = nn::scaled_dot_product_attention(heads(nn::linear(h, wq.t, bq.t)), heads(nn::linear(h, wk.t, bk.t)),
-                                              heads(nn::linear(h, wv.t, bv.t)), Tensor(), /*is_causal=*/true);
+  Tensor a = nn::scaled_dot_product_attention(
+      heads(nn::linear(h, wq.t, bq.t)), heads(nn::linear(h, wk.t, bk.t)),
+      heads(nn::linear(h, wv.t, bv.t)), Tensor(), /*is_causal=*/true);
   Tensor x1 = x.t + nn::linear(a.permute({0, 2, 1, 3}).reshape({B, S, D}), wo.t, bo.t);
-  Tensor ffn = nn::linear(nn::linear(nn::layer_norm(x1, {D}, g2.t, be2.t), w1.t, b1.t).gelu(), w2.t, b2.t);
+  Tensor ffn =
+      nn::linear(nn::linear(nn::layer_norm(x1, {D}, g2.t, be2.t), w1.t, b1.t).gelu(), w2.t, b2.t);
   Tensor out = x1 + ffn;
 
   Ref rh = layer_norm_rows(x.r, g1.r, be1.r);
-  Ref ra = causal_attention(linear(rh, wq.r, bq.r), linear(rh, wk.r, bk.r), linear(rh, wv.r, bv.r), H);
+  Ref ra =
+      causal_attention(linear(rh, wq.r, bq.r), linear(rh, wk.r, bk.r), linear(rh, wv.r, bv.r), H);
   Ref rx1 = add(x.r, linear(ra, wo.r, bo.r));
   Ref rf = linear(gelu(linear(layer_norm_rows(rx1, g2.r, be2.r), w1.r, b1.r)), w2.r, b2.r);
   EXPECT_TRUE(matches(out, add(rx1, rf), t, tol_for(t, 16)));
@@ -224,15 +231,25 @@ void mlp_10_layers(DType t, const std::string& device) {
 std::vector<OpCase> network_cases() {
   std::vector<OpCase> cases;
   for (DType t : {DType::kF32, DType::kF16, DType::kF64}) {
-    cases.push_back({join_name({"mlp_784_128_10", dname(t)}), {t}, [t](const std::string& d) { mlp_784_128_10(t, d); }});
-    cases.push_back({join_name({"cnn_conv_pool_linear", dname(t)}), {t}, [t](const std::string& d) { cnn(t, d); }});
-    cases.push_back({join_name({"transformer_block", dname(t)}), {t}, [t](const std::string& d) { transformer_block(t, d); }});
-    cases.push_back({join_name({"mlp_10_layers", dname(t)}), {t}, [t](const std::string& d) { mlp_10_layers(t, d); }});
+    cases.push_back({join_name({"mlp_784_128_10", dname(t)}), {t}, [t](const std::string& d) {
+                       mlp_784_128_10(t, d);
+                     }});
+    cases.push_back({join_name({"cnn_conv_pool_linear", dname(t)}), {t}, [t](const std::string& d) {
+                       cnn(t, d);
+                     }});
+    cases.push_back({join_name({"transformer_block", dname(t)}), {t}, [t](const std::string& d) {
+                       transformer_block(t, d);
+                     }});
+    cases.push_back({join_name({"mlp_10_layers", dname(t)}), {t}, [t](const std::string& d) {
+                       mlp_10_layers(t, d);
+                     }});
   }
   return cases;
 }
 
-TEST_P(Networks, ForwardPassMatchesFloat64Reference) { run_case(); }
+TEST_P(Networks, ForwardPassMatchesFloat64Reference) {
+  run_case();
+}
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Networks);
 
 }  // namespace nvhcq::optest

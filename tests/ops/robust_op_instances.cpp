@@ -5,9 +5,10 @@
 namespace nvhcq::optest {
 namespace {
 
-INSTANTIATE_TEST_SUITE_P(cpu, Networks, ::testing::ValuesIn(with_backend("cpu", network_cases())), param_name);
-INSTANTIATE_TEST_SUITE_P(cpu, EdgeTensors, ::testing::ValuesIn(with_backend("cpu", edge_tensor_cases())),
+INSTANTIATE_TEST_SUITE_P(cpu, Networks, ::testing::ValuesIn(with_backend("cpu", network_cases())),
                          param_name);
+INSTANTIATE_TEST_SUITE_P(cpu, EdgeTensors,
+                         ::testing::ValuesIn(with_backend("cpu", edge_tensor_cases())), param_name);
 
 }  // namespace
 }  // namespace nvhcq::optest

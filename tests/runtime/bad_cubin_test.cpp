@@ -19,8 +19,8 @@
 namespace nvhcq::gpu {
 namespace {
 
-using testing::BuiltCubin;
 using testing::build_cubin;
+using testing::BuiltCubin;
 using testing::CubinKernelSpec;
 using testing::CubinSpec;
 
@@ -35,7 +35,8 @@ void poke(std::vector<uint8_t>& b, size_t at, T v) {
     Cubin c(bytes);
   } catch (const FormatError& e) {
     if (std::string(e.what()).find(words) == std::string::npos) {
-      return ::testing::AssertionFailure() << "FormatError '" << e.what() << "' does not mention '" << words << "'";
+      return ::testing::AssertionFailure()
+             << "FormatError '" << e.what() << "' does not mention '" << words << "'";
     }
     return ::testing::AssertionSuccess();
   } catch (const std::exception& e) {
@@ -93,7 +94,8 @@ TEST(HandMadeCubin, EveryTruncationIsAFormatError) {
     std::vector<uint8_t> bad(built.bytes.begin(), built.bytes.begin() + static_cast<long>(cut));
     try {
       Cubin c(bad);
-      ADD_FAILURE() << "a CUBIN cut at " << cut << " of " << built.bytes.size() << " bytes was accepted";
+      ADD_FAILURE() << "a CUBIN cut at " << cut << " of " << built.bytes.size()
+                    << " bytes was accepted";
     } catch (const FormatError&) {
     }
   }
@@ -114,14 +116,19 @@ TEST(HandMadeCubin, BadHeadersAreFormatErrors) {
   EXPECT_TRUE(refused(with([](auto& b) { poke<uint16_t>(b, 62, 999); }), "section name table"));
   EXPECT_TRUE(refused(with([](auto& b) { poke<uint16_t>(b, 60, 0xffff); }), "section header table"))
       << "65535 sections claimed";
-  EXPECT_TRUE(refused(with([](auto& b) { poke<uint64_t>(b, 40, ~0ull - 8); }), "section header table"));
-  EXPECT_TRUE(refused(with([](auto& b) { poke<uint64_t>(b, 32, 1ull << 62); poke<uint16_t>(b, 56, 4); }),
+  EXPECT_TRUE(
+      refused(with([](auto& b) { poke<uint64_t>(b, 40, ~0ull - 8); }), "section header table"));
+  EXPECT_TRUE(refused(with([](auto& b) {
+                        poke<uint64_t>(b, 32, 1ull << 62);
+                        poke<uint16_t>(b, 56, 4);
+                      }),
                       "program header"));
 }
 
 TEST(HandMadeCubin, BadSectionTablesAreFormatErrors) {
   BuiltCubin built = build_cubin(two_kernels());
-  const size_t text = built.header_at.at(".text.alpha"), rel = built.header_at.at(".rel.text.alpha");
+  const size_t text = built.header_at.at(".text.alpha"),
+               rel = built.header_at.at(".rel.text.alpha");
   const size_t symtab = built.header_at.at(".symtab"), info = built.header_at.at(".nv.info.beta");
   auto with = [&](size_t at, auto value) {
     std::vector<uint8_t> b = built.bytes;
@@ -199,7 +206,8 @@ TEST(Encoders, BadPushbufferMethodsAreErrors) {
   PushBuffer pb;
   uint32_t data[4] = {1, 2, 3, 4};
   EXPECT_THROW(pb.method(0, 0x100, data, 0), Error) << "no data words";
-  EXPECT_THROW(pb.method(0, 0x100, data, hw::kMaxMethodCount + 1), Error) << "count beyond the header's field";
+  EXPECT_THROW(pb.method(0, 0x100, data, hw::kMaxMethodCount + 1), Error)
+      << "count beyond the header's field";
   EXPECT_THROW(pb.method(0, 0x101, {1}), Error) << "unaligned method";
   EXPECT_THROW(pb.method(0, 1u << 15, {1}), Error) << "method beyond 15 bits";
   EXPECT_THROW(pb.method(8, 0x100, {1}), Error) << "subchannel beyond 7";
@@ -215,12 +223,14 @@ TEST(Encoders, QmdFieldsOutsideTheQmdAreErrors) {
     const uint16_t bits = static_cast<uint16_t>(l->size_bytes * 8);
     EXPECT_THROW(q.set(hw::QmdField{static_cast<uint16_t>(bits + 31), bits}, 1), Error);
     EXPECT_THROW(q.set(hw::QmdField{3, 9}, 1), Error) << "lo above hi";
-    EXPECT_THROW(q.set(hw::QmdField{100, 20}, 1), Error) << "a field wider than 64 bits (found by fuzzing)";
+    EXPECT_THROW(q.set(hw::QmdField{100, 20}, 1), Error)
+        << "a field wider than 64 bits (found by fuzzing)";
     EXPECT_THROW(q.get(hw::QmdField{100, 20}), Error);
     EXPECT_THROW(q.set_constant_buffer(8, 0x1000, 256), Error) << "there are 8 constant buffers";
     EXPECT_THROW(q.set_constant_buffer(1000, 0x1000, 256), Error);
     EXPECT_THROW(q.set_grid(1, 1u << 20, 1), Error) << "grid height is 16 bits";
-    EXPECT_THROW(q.set(l->cta_thread_dimension2, 1u << 16), Error) << "block dimensions are 16 bits";
+    EXPECT_THROW(q.set(l->cta_thread_dimension2, 1u << 16), Error)
+        << "block dimensions are 16 bits";
     EXPECT_THROW(q.chain_to(0x1001), Error) << "chained QMDs are 256-byte aligned";
     q.set_constant_buffer(7, 0x100000, 4096);
     q.set_grid(0x7fffffff, 65535, 65535);

@@ -15,7 +15,8 @@ namespace {
   return true;
 }();
 
-INSTANTIATE_TEST_SUITE_P(Gpu, HcqStress, ::testing::Values(rm_robust_backend(), tegra_robust_backend()),
+INSTANTIATE_TEST_SUITE_P(Gpu, HcqStress,
+                         ::testing::Values(rm_robust_backend(), tegra_robust_backend()),
                          robust_backend_name);
 
 }  // namespace

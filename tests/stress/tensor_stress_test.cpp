@@ -50,7 +50,8 @@ TEST_P(TensorStress, SustainedMatmulHasNoDrift) {
         want += static_cast<double>(av[i * n + k]) * bv[k * n + j];
         mag += std::fabs(static_cast<double>(av[i * n + k]) * bv[k * n + j]);
       }
-      ASSERT_NEAR(first[i * n + j], want, 1e-5 * mag + 1e-6) << "element (" << i << ", " << j << ")";
+      ASSERT_NEAR(first[i * n + j], want, 1e-5 * mag + 1e-6)
+          << "element (" << i << ", " << j << ")";
     }
   }
   auto start = Clock::now();
@@ -60,15 +61,18 @@ TEST_P(TensorStress, SustainedMatmulHasNoDrift) {
     ++iterations;
     for (size_t e = 0; e < again.size(); ++e) {
       if (std::memcmp(&again[e], &first[e], 4) != 0) {
-        FAIL() << "iteration " << iterations << " after " << std::chrono::duration<double>(Clock::now() - start).count()
-               << " s: element " << e << " is " << again[e] << ", was " << first[e];
+        FAIL() << "iteration " << iterations << " after "
+               << std::chrono::duration<double>(Clock::now() - start).count() << " s: element " << e
+               << " is " << again[e] << ", was " << first[e];
       }
     }
   }
   double s = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("%s: %llu matmuls of %lldx%lld (f32) in %.1f s, all bit-identical (%.1f GFLOP/s incl. readback)\n",
-              device().c_str(), static_cast<unsigned long long>(iterations), static_cast<long long>(n),
-              static_cast<long long>(n), s, 2.0 * n * n * n * iterations / s / 1e9);
+  std::printf(
+      "%s: %llu matmuls of %lldx%lld (f32) in %.1f s, all bit-identical (%.1f GFLOP/s incl. "
+      "readback)\n",
+      device().c_str(), static_cast<unsigned long long>(iterations), static_cast<long long>(n),
+      static_cast<long long>(n), s, 2.0 * n * n * n * iterations / s / 1e9);
   EXPECT_GT(iterations, 0u);
 }
 
@@ -102,10 +106,12 @@ TEST_P(TensorStress, TensorChurnOfRandomSizesLeaksNothing) {
     Tensor y = (x * 2 + 1).sum();
     int64_t numel = 1;
     for (int64_t e : shape) numel *= e;
-    ASSERT_EQ(y.item<double>(), static_cast<double>(numel * (2 * v + 1))) << "iteration " << iterations;
+    ASSERT_EQ(y.item<double>(), static_cast<double>(numel * (2 * v + 1)))
+        << "iteration " << iterations;
     if (iterations % 8 == 0) {  // and a matmul of odd sizes now and then
       const int64_t m = 1 + rng() % 200, k = 1 + rng() % 200, n = 1 + rng() % 200;
-      Tensor p = Tensor::ones({m, k}, DType::kF32, device()).matmul(Tensor::ones({k, n}, DType::kF32, device()));
+      Tensor p = Tensor::ones({m, k}, DType::kF32, device())
+                     .matmul(Tensor::ones({k, n}, DType::kF32, device()));
       ASSERT_EQ(p.sum().item<double>(), static_cast<double>(m * k * n));
     }
     ++iterations;
@@ -116,11 +122,12 @@ TEST_P(TensorStress, TensorChurnOfRandomSizesLeaksNothing) {
     }
   }
   ProcessResources after = ProcessResources::now();
-  std::printf("%s: %llu iterations in %.0f s; after warm-up: %s; peak RSS %.1f MiB, peak VM %.1f MiB\n",
-              device().c_str(), static_cast<unsigned long long>(iterations),
-              std::chrono::duration<double>(Clock::now() - start).count(),
-              ProcessResources::change(baseline, after).c_str(), peak.rss_kib / 1024.0,
-              peak.vm_kib / 1024.0);
+  std::printf(
+      "%s: %llu iterations in %.0f s; after warm-up: %s; peak RSS %.1f MiB, peak VM %.1f MiB\n",
+      device().c_str(), static_cast<unsigned long long>(iterations),
+      std::chrono::duration<double>(Clock::now() - start).count(),
+      ProcessResources::change(baseline, after).c_str(), peak.rss_kib / 1024.0,
+      peak.vm_kib / 1024.0);
   ASSERT_TRUE(measuring);
   EXPECT_LE(after.fds, baseline.fds) << "file descriptors grow";
   EXPECT_LE(after.maps, baseline.maps + 16) << "mappings grow";

@@ -19,13 +19,13 @@ namespace nvhcq::testing {
 struct CubinKernelSpec {
   std::string name = "k";
   uint32_t code_bytes = 256;
-  uint32_t param_base = 0x210;                // where the parameters start in constant bank 0
+  uint32_t param_base = 0x210;                 // where the parameters start in constant bank 0
   std::vector<uint32_t> param_sizes = {8, 4};  // laid out at their natural alignment
   uint32_t registers = 16;
   uint32_t static_shared_bytes = 0;  // a .nv.shared.<k> section when non-zero
   uint32_t frame_bytes = 0;
-  uint32_t max_threads = 0;          // __launch_bounds__ when non-zero
-  bool relocation = false;           // an R_CUDA_64 at .text+16 to .nv.constant3 + 8
+  uint32_t max_threads = 0;  // __launch_bounds__ when non-zero
+  bool relocation = false;   // an R_CUDA_64 at .text+16 to .nv.constant3 + 8
 };
 
 struct CubinSpec {
@@ -91,7 +91,8 @@ inline std::vector<uint8_t> words(std::initializer_list<uint32_t> w) {
 
 inline BuiltCubin build_cubin(const CubinSpec& spec) {
   using namespace cubin_detail;
-  constexpr uint32_t kProgbits = 1, kSymtab = 2, kStrtab = 3, kNobits = 8, kRel = 9, kNvInfo = 0x70000000;
+  constexpr uint32_t kProgbits = 1, kSymtab = 2, kStrtab = 3, kNobits = 8, kRel = 9,
+                     kNvInfo = 0x70000000;
   std::vector<Section> sections(1);  // [0]: the null section
   auto add = [&](Section s) {
     sections.push_back(std::move(s));
@@ -118,14 +119,16 @@ inline BuiltCubin build_cubin(const CubinSpec& spec) {
     names.push_back(0);
     return at;
   };
-  syms.push_back({add_name(".nv.constant3"), 3, static_cast<uint16_t>(const3), 0, 0});  // section symbol
+  syms.push_back(
+      {add_name(".nv.constant3"), 3, static_cast<uint16_t>(const3), 0, 0});  // section symbol
   const uint32_t const3_sym = 1;
 
   for (const CubinKernelSpec& k : spec.kernels) {
     Section text{".text." + k.name, kProgbits, 6};
     text.align = 128;
     text.data.resize(k.code_bytes);
-    for (uint32_t i = 0; i < k.code_bytes; ++i) text.data[i] = static_cast<uint8_t>(i * 37 + k.name.size());
+    for (uint32_t i = 0; i < k.code_bytes; ++i)
+      text.data[i] = static_cast<uint8_t>(i * 37 + k.name.size());
     const uint32_t text_index = add(text);
     const uint32_t sym = static_cast<uint32_t>(syms.size());
     syms.push_back({add_name(k.name), 0x12, static_cast<uint16_t>(text_index), 0, k.code_bytes});
@@ -142,12 +145,14 @@ inline BuiltCubin build_cubin(const CubinSpec& spec) {
     const uint32_t param_bytes = off;
     Section info{".nv.info." + k.name, kNvInfo};
     attr_sval(info.data, 0x0a, words({0, (param_bytes << 16) | k.param_base}));  // PARAM_CBANK
-    attr_hval(info.data, 0x19, static_cast<uint16_t>(param_bytes));             // CBANK_PARAM_SIZE
-    for (size_t p = 0; p < k.param_sizes.size(); ++p) {                         // KPARAM_INFO
+    attr_hval(info.data, 0x19, static_cast<uint16_t>(param_bytes));              // CBANK_PARAM_SIZE
+    for (size_t p = 0; p < k.param_sizes.size(); ++p) {                          // KPARAM_INFO
       attr_sval(info.data, 0x17,
-                words({0, (offsets[p] << 16) | static_cast<uint32_t>(p), (k.param_sizes[p] << 18) | 0x1f000}));
+                words({0, (offsets[p] << 16) | static_cast<uint32_t>(p),
+                       (k.param_sizes[p] << 18) | 0x1f000}));
     }
-    if (k.max_threads != 0) attr_sval(info.data, 0x05, words({k.max_threads, 1, 1}));  // MAX_THREADS
+    if (k.max_threads != 0)
+      attr_sval(info.data, 0x05, words({k.max_threads, 1, 1}));  // MAX_THREADS
     info.link = symtab;
     info.info = text_index;
     add(info);
@@ -161,15 +166,15 @@ inline BuiltCubin build_cubin(const CubinSpec& spec) {
     }
     if (k.relocation) {
       Section rel{".rel.text." + k.name, kRel};
-      append<uint64_t>(rel.data, 16);                                       // r_offset
-      append<uint64_t>(rel.data, (uint64_t{const3_sym} << 32) | 2);         // R_CUDA_64
+      append<uint64_t>(rel.data, 16);                                // r_offset
+      append<uint64_t>(rel.data, (uint64_t{const3_sym} << 32) | 2);  // R_CUDA_64
       rel.link = symtab;
       rel.info = text_index;
       rel.entsize = 16;
       rel.align = 8;
       add(rel);
     }
-    attr_sval(sections[global_info].data, 0x2f, words({sym, k.registers}));   // REGCOUNT
+    attr_sval(sections[global_info].data, 0x2f, words({sym, k.registers}));    // REGCOUNT
     attr_sval(sections[global_info].data, 0x11, words({sym, k.frame_bytes}));  // FRAME_SIZE
   }
   // The symbol table and the string tables.

@@ -26,13 +26,16 @@ KernelLogExpectations& expectations() {
 }
 
 // The fault kind an Xid stands for on nvgpu, which logs no Xid codes.
-drv::GpuFaultKind kind_of_xid(int code) { return drv::xid_fault_kind(code); }
+drv::GpuFaultKind kind_of_xid(int code) {
+  return drv::xid_fault_kind(code);
+}
 
 bool is_consequence(const drv::LogVerdict& v) {
   // A channel error makes RM reset the channel (43) and clean up its group (45);
   // nvgpu logs its recovery steps as untyped errors.
   if (v.xid == 43 || v.xid == 45) return true;
-  return v.xid < 0 && (v.kind == drv::GpuFaultKind::kChannel || v.kind == drv::GpuFaultKind::kOther);
+  return v.xid < 0 &&
+         (v.kind == drv::GpuFaultKind::kChannel || v.kind == drv::GpuFaultKind::kOther);
 }
 
 std::string format_line(const drv::KernelLogLine& l, const drv::LogVerdict& v) {
@@ -98,8 +101,9 @@ class KernelLogListener : public ::testing::EmptyTestEventListener {
       std::string msg = "the GPU driver logged " + std::to_string(j.unexpected.size()) +
                         " unexpected error line(s) during this test:";
       for (const auto& u : j.unexpected) msg += "\n  " + u;
-      msg += "\n(a test that faults the GPU on purpose declares it: ExpectKernelLogXid(<code>);"
-             " NVHCQ_KERNEL_LOG_CHECK=warn only reports)";
+      msg +=
+          "\n(a test that faults the GPU on purpose declares it: ExpectKernelLogXid(<code>);"
+          " NVHCQ_KERNEL_LOG_CHECK=warn only reports)";
       ADD_FAILURE() << msg;
     }
     previous_ = expected;
@@ -199,6 +203,8 @@ std::unique_ptr<::testing::TestEventListener> make_kernel_log_listener(
   return std::make_unique<KernelLogListener>(fail ? Mode::kFail : Mode::kWarn, log);
 }
 
-bool kernel_log_check_installed() { return installed(); }
+bool kernel_log_check_installed() {
+  return installed();
+}
 
 }  // namespace nvhcq::testing

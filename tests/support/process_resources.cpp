@@ -55,7 +55,9 @@ std::string ProcessResources::text() const {
 }
 
 std::string ProcessResources::change(const ProcessResources& a, const ProcessResources& b) {
-  auto d = [](uint64_t x, uint64_t y) { return static_cast<long long>(y) - static_cast<long long>(x); };
+  auto d = [](uint64_t x, uint64_t y) {
+    return static_cast<long long>(y) - static_cast<long long>(x);
+  };
   return "fds " + std::to_string(a.fds) + " -> " + std::to_string(b.fds) + " (" +
          signed_diff(d(a.fds, b.fds)) + "), maps " + std::to_string(a.maps) + " -> " +
          std::to_string(b.maps) + " (" + signed_diff(d(a.maps, b.maps)) + "), RSS " +

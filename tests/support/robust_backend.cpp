@@ -28,7 +28,8 @@ RobustBackend tegra_robust_backend() {
     return std::make_unique<gpu::Device>(std::make_unique<drv::tegra::TegraGpu>(), o);
   };
   b.unavailable = []() -> std::string {
-    if (!drv::tegra::TegraGpu::present()) return "not a Jetson (no /dev/nvgpu/igpu0/ctrl and /dev/nvmap)";
+    if (!drv::tegra::TegraGpu::present())
+      return "not a Jetson (no /dev/nvgpu/igpu0/ctrl and /dev/nvmap)";
     if (!compile::nvrtc_available()) return "NVRTC is not installed (needed to build test kernels)";
     return {};
   };

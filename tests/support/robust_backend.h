@@ -22,7 +22,9 @@ struct RobustBackend {
   bool real_hardware = true;
 };
 
-inline std::ostream& operator<<(std::ostream& os, const RobustBackend& b) { return os << b.name; }
+inline std::ostream& operator<<(std::ostream& os, const RobustBackend& b) {
+  return os << b.name;
+}
 inline std::string robust_backend_name(const ::testing::TestParamInfo<RobustBackend>& info) {
   return info.param.name;
 }
