@@ -99,6 +99,7 @@ TEST_P(HcqEdges, ProgressiveAllocationEndsInOutOfMemoryAndTheDeviceStillWorks) {
                                                     : 512 * kGiB;
   Program fill = load("affine_fill");
   Buffer probe = dev->alloc(256 * 4);
+  poison(probe);  // also makes the staging buffer downloads use, before memory runs out
   std::vector<Buffer> held;
   uint64_t total = 0;
   std::string oom;
@@ -132,7 +133,6 @@ TEST_P(HcqEdges, ProgressiveAllocationEndsInOutOfMemoryAndTheDeviceStillWorks) {
   }
   // With memory exhausted, launches still run: commands and arguments live in
   // rings allocated when the device opened.
-  poison(probe);
   ComputeQueue()
       .exec(fill, KernelArgs().add(probe).add(2.0f).add(1.0f).add(256u), dims_1d(256))
       .submit(*dev);
