@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -177,6 +178,30 @@ std::vector<KernelLogLine> KernelLogReader::wait_new(std::chrono::milliseconds t
       std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(100)));
     }
   }
+}
+
+std::vector<std::string> recent_gpu_errors(std::chrono::milliseconds window, int pid,
+                                           size_t max_lines, const std::string& kmsg_path) {
+  std::vector<std::string> out;
+  KernelLogReader::Options o;
+  o.kmsg_path = kmsg_path;
+  o.syslog_fallback = false;  // kmsg timestamps only: the syslog text's are not comparable
+  KernelLogReader reader(KernelLogReader::Start::kBoot, o);
+  if (!reader.available()) return out;
+  // /dev/kmsg stamps records with the monotonic clock, in microseconds.
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  const uint64_t now_us = static_cast<uint64_t>(now.tv_sec) * 1000000 + now.tv_nsec / 1000;
+  const uint64_t window_us = static_cast<uint64_t>(window.count()) * 1000;
+  const uint64_t since = now_us > window_us ? now_us - window_us : 0;
+  for (const KernelLogLine& l : reader.read_new()) {
+    if (l.usec < since) continue;
+    LogVerdict v = classify_kernel_log_line(l.text);
+    if (v.severity != LogSeverity::kError || (v.pid >= 0 && v.pid != pid)) continue;
+    out.push_back(l.text);
+  }
+  if (out.size() > max_lines) out.erase(out.begin(), out.end() - static_cast<long>(max_lines));
+  return out;
 }
 
 }  // namespace nvhcq::drv

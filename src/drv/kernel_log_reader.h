@@ -63,4 +63,13 @@ class KernelLogReader {
   uint64_t lost_ = 0;
 };
 
+// The GPU drivers' error lines of the last `window` (by the log's timestamps)
+// that name process `pid` or no process, oldest first, at most `max_lines`: what
+// the kernel log says about a fault just raised (RM's Xid line with the MMU
+// fault's engine and type, nvgpu's SM and MMU error lines). Empty when the log
+// cannot be read. (`kmsg_path`: a file of /dev/kmsg records, for tests.)
+std::vector<std::string> recent_gpu_errors(std::chrono::milliseconds window, int pid,
+                                           size_t max_lines = 4,
+                                           const std::string& kmsg_path = "/dev/kmsg");
+
 }  // namespace nvhcq::drv

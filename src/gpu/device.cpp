@@ -4,8 +4,11 @@
 #include <cstring>
 #include <thread>
 
+#include <unistd.h>
+
 #include "base/error.h"
 #include "base/log.h"
+#include "drv/kernel_log_reader.h"
 #include "drv/rm/rm_gpu.h"
 #include "drv/tegra/tegra_gpu.h"
 #include "gpu/hw/barrier.h"
@@ -189,6 +192,11 @@ void Device::check_errors() {
   std::string e = driver_->channel_error();
   if (e.empty()) return;
   fault_ = e + "; " + driver_->fault_report();
+  // The driver's own words on the fault (RM's Xid line names the engine and the
+  // fault type; nvgpu logs SM and MMU state), when the kernel log is readable.
+  for (const std::string& line : drv::recent_gpu_errors(std::chrono::seconds(30), getpid())) {
+    fault_ += "; kernel log: " + line;
+  }
   throw GpuFaultError(fault_, "channel error", 0, "the device must be reopened");
 }
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -308,6 +309,34 @@ TEST(KernelLogReader, SyslogBufferFallbackWhenKmsgCannotBeOpened) {
   if (lines.size() >= 10) {
     EXPECT_LT(again.size(), lines.size() / 2);
   }
+}
+
+}  // namespace
+}  // namespace nvhcq::drv
+
+namespace nvhcq::drv {
+namespace {
+
+TEST_F(KernelLogFile, RecentGpuErrorsAreThisProcessesAndTheUnattributedOnesOfTheWindow) {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const uint64_t us = static_cast<uint64_t>(now.tv_sec) * 1000000 + now.tv_nsec / 1000;
+  const std::string me = std::to_string(getpid());
+  auto record = [&](uint64_t usec, const std::string& text) {
+    append("3,1," + std::to_string(usec) + ",-;" + text + "\n");
+  };
+  record(us - 120000000, "NVRM: Xid (PCI:0000:00:06): 31, pid=" + me + ", name=t, old fault");
+  record(us - 1000000,
+         "NVRM: Xid (PCI:0000:00:06): 31, pid=" + me + ", name=t, MMU Fault: ENGINE CE3");
+  record(us - 900000, "NVRM: Xid (PCI:0000:00:06): 13, pid=1, name=other, not ours");
+  record(us - 800000, "NVRM: loading NVIDIA UNIX Open Kernel Module");
+  record(us - 700000, "nvgpu: 17000000.ga10b gv11b_fb_handle_mmu_fault_common [ERR] mmu fault");
+  auto lines = recent_gpu_errors(std::chrono::seconds(30), getpid(), 4, path_);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("ENGINE CE3"), std::string::npos);
+  EXPECT_NE(lines[1].find("nvgpu"), std::string::npos);
+  EXPECT_EQ(recent_gpu_errors(std::chrono::seconds(30), getpid(), 1, path_).size(), 1u);
+  EXPECT_TRUE(recent_gpu_errors(std::chrono::seconds(30), getpid(), 4, "/nonexistent").empty());
 }
 
 }  // namespace
