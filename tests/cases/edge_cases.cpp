@@ -175,7 +175,8 @@ TEST_P(HcqEdges, AThousandAllocFreeCyclesLeakNoFdsOrMappings) {
   std::printf("%u alloc/free cycles: %s\n", n, ProcessResources::change(before, after).c_str());
   EXPECT_EQ(checksum, 3ull * (n * (n - 1) / 2) + n + n / 10);
   EXPECT_EQ(after.fds, before.fds) << "file descriptors leak";
-  EXPECT_LE(after.maps, before.maps + 2) << "mappings leak";
+  // A leak per cycle would add hundreds; allocators may add a few of their own.
+  EXPECT_LE(after.maps, before.maps + 16) << "mappings leak";
   EXPECT_LE(after.vm_kib, before.vm_kib + 64 * 1024) << "address space leaks";
   std::free(raw);
 }
