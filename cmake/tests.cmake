@@ -81,8 +81,16 @@ add_test(NAME cli.no_arguments COMMAND nvhcq)
 set_tests_properties(cli.no_arguments PROPERTIES LABELS unit WILL_FAIL TRUE)
 add_test(NAME cli.unknown_command COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
          -DARGS=nonsense -DEXPECT_RC=2 -DEXPECT_OUT=usage -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
+# Argument lists reach expect_exit.cmake as one -D value; a CMake list variable
+# keeps them separate arguments there.
+set(NVHCQ_UNKNOWN_FLAG_ARGS info --bogus)
 add_test(NAME cli.unknown_flag COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
-         "-DARGS=info\;--bogus" -DEXPECT_RC=2 -DEXPECT_OUT=--bogus -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
+         "-DARGS=${NVHCQ_UNKNOWN_FLAG_ARGS}" -DEXPECT_RC=2 "-DEXPECT_OUT=unknown option --bogus"
+         -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
+set(NVHCQ_MISSING_ARG_ARGS run --backend)
+add_test(NAME cli.missing_argument COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
+         "-DARGS=${NVHCQ_MISSING_ARG_ARGS}" -DEXPECT_RC=2 -DEXPECT_OUT=usage
+         -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
 add_test(NAME cli.info_runs COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
          -DARGS=info -DEXPECT_RC=0 -DEXPECT_OUT=nvhcq -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
 add_test(NAME cli.help COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:nvhcq>
@@ -92,5 +100,5 @@ add_test(NAME cli.kernel_log_classifies_a_saved_log COMMAND ${CMAKE_COMMAND} -DE
          "-DARGS=${NVHCQ_KERNEL_LOG_ARGS}"
          -DEXPECT_RC=3 "-DEXPECT_OUT=2 errors (Xid 31), 0 warnings, 1 known-harmless, 2 info"
          -P ${CMAKE_SOURCE_DIR}/cmake/expect_exit.cmake)
-set_tests_properties(cli.unknown_command cli.unknown_flag cli.info_runs cli.help
+set_tests_properties(cli.unknown_command cli.unknown_flag cli.missing_argument cli.info_runs cli.help
                      cli.kernel_log_classifies_a_saved_log PROPERTIES LABELS unit)
