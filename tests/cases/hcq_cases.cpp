@@ -117,6 +117,40 @@ TEST_P(HcqSuite, ExecOneKernel) {
   for (uint32_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(v[i], 2.5f * i - 7.0f) << "element " << i;
 }
 
+// Two devices of one GPU in one process (a test fixture's device beside a
+// library's, say) each keep their own channels, memory and UVM registration.
+TEST_P(HcqSuite, TwoDevicesOfOneGpuWorkSideBySide) {
+  const uint32_t n = 4096;
+  LaunchDims d;
+  d.grid[0] = n / 128;
+  d.block[0] = 128;
+  Program p1 = load("affine_fill");
+  Buffer out1 = dev->alloc(n * sizeof(float));
+  poison(out1);
+  {
+    std::unique_ptr<Device> second = GetParam().open();
+    Program p2 = Program::embedded(*second, "selftest.cu", "affine_fill");
+    Buffer out2 = second->alloc(n * sizeof(float));
+    std::vector<uint8_t> junk(out2.size(), 0xcd);
+    second->upload(out2, 0, junk.data(), junk.size());
+    ComputeQueue().exec(p1, KernelArgs().add(out1).add(1.5f).add(2.0f).add(n), d).submit(*dev);
+    ComputeQueue().exec(p2, KernelArgs().add(out2).add(-3.0f).add(0.25f).add(n), d).submit(*second);
+    dev->synchronize();
+    second->synchronize();
+    std::vector<float> v2(n);
+    second->download(v2.data(), out2, 0, n * sizeof(float));
+    auto v1 = read_floats(out1, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      ASSERT_FLOAT_EQ(v1[i], 1.5f * i + 2.0f) << "first device, element " << i;
+      ASSERT_FLOAT_EQ(v2[i], -3.0f * i + 0.25f) << "second device, element " << i;
+    }
+  }  // the second device closes (its program and buffer first)
+  ComputeQueue().exec(p1, KernelArgs().add(out1).add(0.5f).add(1.0f).add(n), d).submit(*dev);
+  dev->synchronize();
+  auto v1 = read_floats(out1, n);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(v1[i], 0.5f * i + 1.0f) << "after closing the second";
+}
+
 TEST_P(HcqSuite, LaunchGeometryReachesTheKernel) {
   Program p = load("report_geometry");
   Buffer out = dev->alloc(64);

@@ -57,11 +57,14 @@ class RmNodeFile final : public SimFile {
 
 class UvmFile final : public SimFile {
  public:
-  explicit UvmFile(RmFrontEnd& rm) : rm_(rm) {}
-  int ioctl(unsigned long request, void* arg) override { return rm_.uvm(request, arg); }
+  explicit UvmFile(RmFrontEnd& rm) : rm_(rm), space_(std::make_shared<UvmVaSpace>()) {
+    rm_.add_uvm_space(space_);
+  }
+  int ioctl(unsigned long request, void* arg) override { return rm_.uvm(*space_, request, arg); }
 
  private:
   RmFrontEnd& rm_;
+  std::shared_ptr<UvmVaSpace> space_;
 };
 
 struct ClassRule {
@@ -418,7 +421,9 @@ void RmFrontEnd::free_subtree(NvHandle h) {
   if (o->cls == HOPPER_USERMODE_A) machine_.engine().remove_doorbell(o->memory);
   // Freed memory leaves the GPU's page tables.
   if (o->memory && o->space) o->space->unmap_object(o->memory.get());
-  uvm_channels_.erase(h);
+  for (auto& weak : uvm_spaces_) {
+    if (auto space = weak.lock()) space->channels.erase(h);
+  }
   if (RmObject* parent = find(o->parent)) {
     auto& ch = parent->children;
     ch.erase(std::remove(ch.begin(), ch.end(), h), ch.end());
@@ -471,8 +476,10 @@ uint32_t RmFrontEnd::map_memory_dma(Nvos46* p) {
     return NV_ERR_INVALID_ARGUMENT;  // nvhcq always chooses the address
   }
   // The VA space belongs to UVM: the address must lie in an external range.
-  auto r = external_ranges_.upper_bound(p->dmaOffset);
-  if (r == external_ranges_.begin() ||
+  UvmVaSpace* space = uvm_space_of(device_of(p->hDma));
+  if (space == nullptr) return NV_ERR_INVALID_ADDRESS;
+  auto r = space->external_ranges.upper_bound(p->dmaOffset);
+  if (r == space->external_ranges.begin() ||
       std::prev(r)->first + std::prev(r)->second < p->dmaOffset + p->length) {
     return NV_ERR_INVALID_ADDRESS;
   }

@@ -32,6 +32,16 @@ struct RmObject {
   bool externally_owned = false;         // VA spaces
 };
 
+// One /dev/nvidia-uvm file: a UVM VA space. nvidia-uvm registers a GPU, its RM
+// VA space and its channels once per VA space, and refuses a second
+// registration of the same GPU with NV_ERR_INVALID_DEVICE.
+struct UvmVaSpace {
+  bool gpu_registered = false;
+  drv::rm::NvHandle vaspace = 0;                   // the registered RM VA space
+  std::map<uint64_t, uint64_t> external_ranges;    // base -> length
+  std::map<drv::rm::NvHandle, uint64_t> channels;  // registered channels -> base
+};
+
 class RmFrontEnd final : public FrontEnd {
  public:
   static constexpr const char* kCtlPath = "/dev/nvidiactl";
@@ -51,7 +61,9 @@ class RmFrontEnd final : public FrontEnd {
   // Escapes on /dev/nvidiactl (and /dev/nvidia0); return 0 or -errno.
   int escape(SimFile* self, unsigned long request, void* arg, bool ctl);
   // A UVM ioctl; returns 0 or -errno (RM status inside the params).
-  int uvm(unsigned long cmd, void* arg);
+  int uvm(UvmVaSpace& space, unsigned long cmd, void* arg);
+  // Open UVM files come and go with their SimFile.
+  void add_uvm_space(const std::shared_ptr<UvmVaSpace>& space);
 
   // For tests: the live objects of a class, and the most recent MMU fault.
   size_t count_objects(uint32_t cls) const;
@@ -74,8 +86,10 @@ class RmFrontEnd final : public FrontEnd {
   void report(const ChannelFault& f, std::shared_ptr<MemoryObject> notifier);
 
   // UVM.
-  uint32_t uvm_map_external(drv::rm::UvmMapExternalAllocationParams* p);
-  uint32_t uvm_free(drv::rm::UvmFreeParams* p);
+  uint32_t uvm_map_external(UvmVaSpace& space, drv::rm::UvmMapExternalAllocationParams* p);
+  uint32_t uvm_free(UvmVaSpace& space, drv::rm::UvmFreeParams* p);
+  // The UVM VA space into which `device`'s RM VA space is registered, if any.
+  UvmVaSpace* uvm_space_of(const RmObject* device);
 
   SimMachine& machine_;
   GpuSpec spec_;
@@ -84,10 +98,7 @@ class RmFrontEnd final : public FrontEnd {
   std::map<NvHandle, RmObject> objects_;
   NvHandle next_handle_ = 0xcaf00001;
   uint32_t next_token_ = 0x2000;
-  int gpu_registrations_ = 0;
-  std::map<uint64_t, uint64_t> external_ranges_;  // UVM: base -> length
-  std::map<NvHandle, uint64_t> uvm_channels_;     // registered channels
-  NvHandle uvm_vaspace_ = 0;
+  std::vector<std::weak_ptr<UvmVaSpace>> uvm_spaces_;
   // The last MMU fault, for the debugger object's READ_MMU_FAULT_INFO.
   uint64_t fault_va_ = 0;
   bool fault_valid_ = false;

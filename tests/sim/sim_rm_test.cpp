@@ -146,6 +146,29 @@ TEST(RmUvm, ExternalRangesMustNotOverlapAndMappingsMustFitThem) {
   drv::sys().close(uvm);
 }
 
+TEST(RmUvm, AGpuIsRegisteredOncePerVaSpace) {
+  int a = drv::sys().open(RmFrontEnd::kUvmPath, O_RDWR);
+  int b = drv::sys().open(RmFrontEnd::kUvmPath, O_RDWR);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  UvmRegisterGpuParams reg{};
+  reg.gpu_uuid = machine().rm().uuid();
+  reg.rmCtrlFd = -1;
+  ASSERT_EQ(drv::sys().ioctl(a, UVM_REGISTER_GPU, &reg), 0);
+  EXPECT_EQ(reg.rmStatus, NV_OK);
+  ASSERT_EQ(drv::sys().ioctl(a, UVM_REGISTER_GPU, &reg), 0);
+  EXPECT_EQ(reg.rmStatus, 0x26u) << "NV_ERR_INVALID_DEVICE: registered twice in one VA space";
+  ASSERT_EQ(drv::sys().ioctl(b, UVM_REGISTER_GPU, &reg), 0);
+  EXPECT_EQ(reg.rmStatus, NV_OK) << "another file is another VA space";
+  UvmUnregisterGpuParams un{};
+  un.gpu_uuid = reg.gpu_uuid;
+  for (int fd : {a, b}) {
+    ASSERT_EQ(drv::sys().ioctl(fd, UVM_UNREGISTER_GPU, &un), 0);
+    EXPECT_EQ(un.rmStatus, NV_OK);
+    drv::sys().close(fd);
+  }
+}
+
 TEST(RmGpuOnSim, DescribesTheSimulatedHopper) {
   if (!sim_unavailable().empty()) GTEST_SKIP() << sim_unavailable();
   EXPECT_EQ(RmGpu::count(), 1);

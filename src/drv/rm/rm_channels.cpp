@@ -102,7 +102,7 @@ RmGpu::Channel RmGpu::create_channel(Engine engine, uint32_t entries, uint64_t a
   reg.hChannel = ch.gpfifo;
   reg.base = gpu_va_.alloc(kChannelUvmRange, 2ull << 20);
   reg.length = kChannelUvmRange;
-  rm.uvm(UVM_REGISTER_CHANNEL, reg, "UVM_REGISTER_CHANNEL");
+  uvm_->call(UVM_REGISTER_CHANNEL, reg, "UVM_REGISTER_CHANNEL");
 
   auto* area = static_cast<uint8_t*>(gpfifo_area_.cpu);
   uint8_t* userd = area + userd_offset;

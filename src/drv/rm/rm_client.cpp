@@ -32,14 +32,6 @@ void escape(int fd, uint32_t nr, void* params, size_t size, const char* what) {
   }
 }
 
-[[noreturn]] void throw_status(uint32_t status, const std::string& what, const std::string& call) {
-  std::string text = what + ": " + status_name(status);
-  if (status == NV_ERR_NO_MEMORY || status == NV_ERR_INSUFFICIENT_RESOURCES) {
-    throw OutOfMemoryError(text, call, status, "free GPU memory or allocate less");
-  }
-  throw Error(text, call, status);
-}
-
 }  // namespace
 
 RmClient& RmClient::instance() {
@@ -55,21 +47,6 @@ RmClient::RmClient() {
   if (made.status != NV_OK) throw_status(made.status, "allocate the RM root client", "NV01_ROOT_CLIENT");
   root_ = made.hObjectNew;
   check_driver_version();
-
-  uvm_ = open_or_throw("/dev/nvidia-uvm", O_RDWR);
-  UvmInitializeParams init{};
-  uvm(UVM_INITIALIZE, init, "UVM_INITIALIZE");
-  // UVM_MM_INITIALIZE ties UVM's view of this process's mm to a second fd, as
-  // libcuda does; older drivers refuse it and nothing depends on it.
-  uvm_mm_ = open_or_throw("/dev/nvidia-uvm", O_RDWR);
-  UvmMmInitializeParams mm{};
-  mm.uvmFd = uvm_.get();
-  try {
-    uvm(UVM_MM_INITIALIZE, &mm, offsetof(UvmMmInitializeParams, rmStatus), "UVM_MM_INITIALIZE",
-        uvm_mm_.get());
-  } catch (const Error& e) {
-    log::debug("UVM_MM_INITIALIZE refused (harmless): ", e.what());
-  }
 }
 
 void RmClient::check_driver_version() {
@@ -137,17 +114,6 @@ void RmClient::control(NvHandle object, uint32_t cmd, void* params, uint32_t siz
     std::snprintf(cmd_hex, sizeof(cmd_hex), "control 0x%x", cmd);
     throw_status(c.status, what, std::string("NV_ESC_RM_CONTROL ") + cmd_hex);
   }
-}
-
-void RmClient::uvm(unsigned long cmd, void* params, size_t status_offset, const char* what,
-                   int fd) {
-  if (sys().ioctl(fd >= 0 ? fd : uvm_.get(), cmd, params) != 0) {
-    int err = errno;
-    throw Error(std::string(what) + ": ioctl failed: " + std::strerror(err), what, err);
-  }
-  uint32_t status;
-  std::memcpy(&status, static_cast<char*>(params) + status_offset, sizeof(status));
-  if (status != NV_OK) throw_status(status, what, what);
 }
 
 std::vector<NvCardInfo> RmClient::cards() {

@@ -1,8 +1,9 @@
 #pragma once
 // An RM client: the process's handle on nvidia.ko. It owns /dev/nvidiactl and
-// /dev/nvidia-uvm, the root client object, and speaks the escapes (alloc, free,
-// control, CPU mapping) and UVM ioctls on behalf of every opened GPU. One per
-// process, created on first use.
+// the root client object, and speaks the escapes (alloc, free, control, CPU
+// mapping) on behalf of every opened GPU. One per process, created on first
+// use. UVM state is per opened GPU (UvmSpace): nvidia-uvm registers a GPU once
+// per VA space, that is once per /dev/nvidia-uvm file.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +27,6 @@ class RmClient {
 
   NvHandle root() const { return root_; }
   int ctl_fd() const { return ctl_.get(); }
-  int uvm_fd() const { return uvm_.get(); }
   const std::string& driver_version() const { return driver_version_; }
 
   // NV_ESC_RM_ALLOC; returns the new object's handle (RM chooses it).
@@ -49,13 +49,6 @@ class RmClient {
     return params;
   }
 
-  // A UVM ioctl: params must end in ... NvStatus rmStatus at `status_offset`.
-  void uvm(unsigned long cmd, void* params, size_t status_offset, const char* what, int fd = -1);
-  template <typename P>
-  void uvm(unsigned long cmd, P& params, const char* what) {
-    uvm(cmd, &params, offsetof(P, rmStatus), what);
-  }
-
   std::vector<NvCardInfo> cards();
   // Opens /dev/nvidiaN and registers it with the control fd.
   Fd open_gpu_fd(uint32_t minor);
@@ -75,7 +68,7 @@ class RmClient {
   RmClient();
   void check_driver_version();
 
-  Fd ctl_, uvm_, uvm_mm_;
+  Fd ctl_;
   NvHandle root_ = 0;
   std::string driver_version_;
   std::mutex handle_mutex_;

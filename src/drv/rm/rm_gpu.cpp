@@ -193,16 +193,18 @@ void RmGpu::setup_vaspace() {
               NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED;
   vaspace_ = rm.alloc(device_, FERMI_VASPACE_A, vas, "allocate the GPU VA space");
 
+  uvm_.emplace();
+
   UvmRegisterGpuParams reg{};
   reg.gpu_uuid = uuid_;
   reg.rmCtrlFd = -1;
-  rm.uvm(UVM_REGISTER_GPU, reg, "UVM_REGISTER_GPU");
+  uvm_->call(UVM_REGISTER_GPU, reg, "UVM_REGISTER_GPU");
   UvmRegisterGpuVaspaceParams regvas{};
   regvas.gpuUuid = uuid_;
   regvas.rmCtrlFd = rm.ctl_fd();
   regvas.hClient = rm.root();
   regvas.hVaSpace = vaspace_;
-  rm.uvm(UVM_REGISTER_GPU_VASPACE, regvas, "UVM_REGISTER_GPU_VASPACE");
+  uvm_->call(UVM_REGISTER_GPU_VASPACE, regvas, "UVM_REGISTER_GPU_VASPACE");
 
   void* window = MAP_FAILED;
   for (uint64_t base = 1ull << 36; base + kCpuWindowSize <= kCpuWindowLimit && window == MAP_FAILED;
@@ -233,7 +235,7 @@ RmGpu::~RmGpu() {
     un.hClient = rm.root();
     un.hChannel = ch->gpfifo;
     try {
-      rm.uvm(UVM_UNREGISTER_CHANNEL, un, "UVM_UNREGISTER_CHANNEL");
+      uvm_->call(UVM_UNREGISTER_CHANNEL, un, "UVM_UNREGISTER_CHANNEL");
     } catch (const Error& e) {
       log::debug(e.what());
     }
@@ -261,10 +263,10 @@ RmGpu::~RmGpu() {
   try {
     UvmUnregisterGpuVaspaceParams unvas{};
     unvas.gpuUuid = uuid_;
-    rm.uvm(UVM_UNREGISTER_GPU_VASPACE, unvas, "UVM_UNREGISTER_GPU_VASPACE");
+    uvm_->call(UVM_UNREGISTER_GPU_VASPACE, unvas, "UVM_UNREGISTER_GPU_VASPACE");
     UvmUnregisterGpuParams ungpu{};
     ungpu.gpu_uuid = uuid_;
-    rm.uvm(UVM_UNREGISTER_GPU, ungpu, "UVM_UNREGISTER_GPU");
+    uvm_->call(UVM_UNREGISTER_GPU, ungpu, "UVM_UNREGISTER_GPU");
   } catch (const Error& e) {
     log::debug(e.what());
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "drv/rm/rm_abi.h"
 #include "drv/rm/rm_params.h"
 #include "drv/rm/uvm_abi.h"
+#include "drv/rm/uvm_space.h"
 #include "drv/sys.h"
 #include "drv/va_allocator.h"
 
@@ -73,6 +75,7 @@ class RmGpu final : public DriverIface {
   std::vector<uint32_t> class_list_;
   uint32_t gpu_id_ = 0, minor_ = 0;
   Fd gpu_fd_;
+  std::optional<UvmSpace> uvm_;  // this device's own UVM VA space (opened with the RM VA space)
   NvUuid uuid_{};
   NvHandle device_ = 0, subdevice_ = 0, virtmem_ = 0, vaspace_ = 0, usermode_ = 0;
   NvHandle channel_group_ = 0, ctxshare_ = 0, debugger_ = 0, notifier_ = 0;

@@ -42,7 +42,7 @@ void RmGpu::map_into_gpu(uint64_t va, uint64_t size, NvHandle memory) {
   UvmCreateExternalRangeParams range{};
   range.base = va;
   range.length = size;
-  rm.uvm(UVM_CREATE_EXTERNAL_RANGE, range, "UVM_CREATE_EXTERNAL_RANGE");
+  uvm_->call(UVM_CREATE_EXTERNAL_RANGE, range, "UVM_CREATE_EXTERNAL_RANGE");
 
   Nvos46 dma{};
   dma.hClient = rm.root();
@@ -56,7 +56,7 @@ void RmGpu::map_into_gpu(uint64_t va, uint64_t size, NvHandle memory) {
   if (sys().ioctl(rm.ctl_fd(), ioctl_request(NV_ESC_RM_MAP_MEMORY_DMA, sizeof(dma)), &dma) != 0 ||
       dma.status != NV_OK) {
     UvmFreeParams undo{va, size, 0};
-    rm.uvm(UVM_FREE, undo, "UVM_FREE");
+    uvm_->call(UVM_FREE, undo, "UVM_FREE");
     throw Error("map memory at GPU VA 0x" + std::to_string(va) + ": " + status_name(dma.status),
                 "NV_ESC_RM_MAP_MEMORY_DMA", dma.status);
   }
@@ -71,11 +71,11 @@ void RmGpu::map_into_gpu(uint64_t va, uint64_t size, NvHandle memory) {
   map->hClient = rm.root();
   map->hMemory = memory;
   try {
-    rm.uvm(UVM_MAP_EXTERNAL_ALLOCATION, *map, "UVM_MAP_EXTERNAL_ALLOCATION");
+    uvm_->call(UVM_MAP_EXTERNAL_ALLOCATION, *map, "UVM_MAP_EXTERNAL_ALLOCATION");
   } catch (...) {
     UvmFreeParams undo{va, size, 0};
     try {
-      rm.uvm(UVM_FREE, undo, "UVM_FREE");
+      uvm_->call(UVM_FREE, undo, "UVM_FREE");
     } catch (const Error& e) {
       log::warn(e.what());
     }
@@ -216,7 +216,7 @@ void RmGpu::free(Allocation& a) {
   RmClient& rm = RmClient::instance();
   UvmFreeParams unmap{a.gpu_va, a.size, 0};
   try {
-    rm.uvm(UVM_FREE, unmap, "UVM_FREE");
+    uvm_->call(UVM_FREE, unmap, "UVM_FREE");
   } catch (const Error& e) {
     log::warn("while freeing GPU memory: ", e.what());
   }

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "base/error.h"
+
 namespace nvhcq::drv::rm {
 namespace {
 
@@ -68,6 +70,14 @@ std::string status_name(uint32_t status) {
     if (n.code == status) return std::string(n.name) + " (" + hex + ")";
   }
   return std::string("RM status ") + hex;
+}
+
+void throw_status(uint32_t status, const std::string& what, const std::string& call) {
+  std::string text = what + ": " + status_name(status);
+  if (status == NV_ERR_NO_MEMORY || status == NV_ERR_INSUFFICIENT_RESOURCES) {
+    throw OutOfMemoryError(text, call, status, "free GPU memory or allocate less");
+  }
+  throw Error(text, call, status);
 }
 
 }  // namespace nvhcq::drv::rm
