@@ -17,8 +17,11 @@ cp scripts/gpu-run-all.sh scripts/gpu-probe.sh scripts/gpu-bench-all.sh "$dist/"
 if [ -x "$build/tools/tool_compile_kernel" ]; then
   for arch in ${NVHCQ_DIST_ARCHS:-sm_90}; do
     for k in src/kernels/*.cu; do
-      NVHCQ_CACHE_DIR="$dist/kernel-cache" "$build/tools/tool_compile_kernel" "$(basename "$k")" "$arch" /dev/null \
-        >/dev/null || echo "warning: $(basename "$k") did not compile for $arch" >&2
+      target=$arch
+      # Warpgroup (wgmma) kernels exist only for the architecture-specific target.
+      case "$(basename "$k")" in *wgmma*) [ "$arch" = sm_90 ] && target=sm_90a ;; esac
+      NVHCQ_CACHE_DIR="$dist/kernel-cache" "$build/tools/tool_compile_kernel" "$(basename "$k")" "$target" /dev/null \
+        >/dev/null || echo "warning: $(basename "$k") did not compile for $target" >&2
     done
   done
 fi
