@@ -46,6 +46,7 @@ Device::Device(std::unique_ptr<drv::DriverIface> driver, const DeviceOptions& op
       arch_(&hw::arch_params(driver_->info().sm_version)),
       windows_(hw::shader_windows(driver_->info().va_limit)),
       signals_(this) {
+  code_heap_ = std::make_unique<CodeHeap>(*this);
   driver_->reserve_va(windows_.local, hw::ShaderWindows::kSize);
   driver_->reserve_va(windows_.shared, hw::ShaderWindows::kSize);
   copy_engine_64bit_semaphores_ = driver_->info().dma_class != 0xc6b5;  // AMPERE_DMA_COPY_A is 32-bit

@@ -14,6 +14,7 @@
 
 #include "drv/driver_iface.h"
 #include "gpu/buffer.h"
+#include "gpu/code_heap.h"
 #include "gpu/gpfifo.h"
 #include "gpu/hw/arch.h"
 #include "gpu/pushbuffer.h"
@@ -91,6 +92,8 @@ class Device {
   uint32_t ensure_local_memory(uint32_t bytes_per_thread);
   uint32_t local_memory_per_thread() const { return slm_per_thread_; }
   // A program was loaded: invalidate the instruction cache before the next launch.
+  // Where programs put their code and constant data.
+  CodeHeap& code_heap() { return *code_heap_; }
   void note_code_upload() { code_uploaded_ = true; }
   bool take_code_upload() {
     bool b = code_uploaded_;
@@ -119,6 +122,7 @@ class Device {
   bool copy_engine_64bit_semaphores_ = true;
   std::string fault_;
   Buffer staging_;
+  std::unique_ptr<CodeHeap> code_heap_;  // freed before the driver closes, after every program
 };
 
 }  // namespace nvhcq::gpu

@@ -11,8 +11,6 @@ namespace nvhcq::gpu {
 namespace {
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-// Code is followed by a guard page: the instruction prefetcher reads past the end.
-constexpr uint64_t kCodeGuardBytes = 4096;
 
 }  // namespace
 
@@ -29,7 +27,7 @@ Program::Program(Device& device, std::span<const uint8_t> cubin_bytes, const std
     }
   }
 
-  image_ = device.alloc(round_up(cubin.image().size(), 4096) + kCodeGuardBytes, true);
+  image_ = device.code_heap().alloc(cubin.image().size());
   std::vector<uint8_t> image = cubin.relocated_image(image_.va());
   std::memcpy(image_.cpu(), image.data(), image.size());
   hw::flush_writes_before_doorbell();

@@ -11,6 +11,7 @@
 
 #include "compile/compiler.h"
 #include "gpu/buffer.h"
+#include "gpu/code_heap.h"
 #include "gpu/cubin.h"
 #include "gpu/kernel_args.h"
 #include "gpu/qmd.h"
@@ -54,7 +55,7 @@ class Program {
  private:
   Device* device_;
   CubinKernel kernel_;
-  Buffer image_;
+  CodeBlock image_;  // the relocated CUBIN image: code and constant data
   Qmd template_;
   uint32_t param_base_ = 0;
   uint32_t max_threads_ = 1024;

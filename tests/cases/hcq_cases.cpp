@@ -12,11 +12,15 @@
 #include <vector>
 
 #include "base/error.h"
+#include "compile/compiler.h"
+#include "gpu/code_heap.h"
+#include "gpu/cubin.h"
 #include "gpu/device.h"
 #include "gpu/program.h"
 #include "gpu/queue.h"
 #include "cases/hcq_suite.h"
 #include "support/kernel_log.h"
+#include "support/process_resources.h"
 
 namespace nvhcq::testing {
 
@@ -149,6 +153,51 @@ TEST_P(HcqSuite, TwoDevicesOfOneGpuWorkSideBySide) {
   dev->synchronize();
   auto v1 = read_floats(out1, n);
   for (uint32_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(v1[i], 0.5f * i + 1.0f) << "after closing the second";
+}
+
+// Kernel images share a few chunks of code memory: loading hundreds of programs
+// adds no mapping per program, and every program runs its own code.
+TEST_P(HcqSuite, ProgramsShareCodeMemory) {
+  const uint32_t n = 256;
+  compile::CompileOptions options;
+  options.arch = dev->info().arch();
+  auto module = compile::compile_embedded("selftest.cu", options);
+  auto before = ProcessResources::now();
+  std::vector<Program> programs;
+  for (int i = 0; i < 300; ++i) programs.emplace_back(*dev, module.cubin, "affine_fill");
+  auto loaded = ProcessResources::now();
+  // Each block: the image rounded to pages plus a guard page.
+  const uint64_t block =
+      (Cubin(module.cubin).image().size() + CodeHeap::kBlockAlign - 1) / CodeHeap::kBlockAlign *
+          CodeHeap::kBlockAlign +
+      CodeHeap::kGuardBytes;
+  const size_t chunks = (300 * block + CodeHeap::kChunkBytes - 1) / CodeHeap::kChunkBytes;
+  EXPECT_LE(dev->code_heap().chunks(), chunks + 1);
+  // A mapping or two per chunk, not one per program (slack: malloc arenas and
+  // libraries map and unmap as they please).
+  EXPECT_LE(loaded.maps, before.maps + 2 * (chunks + 1) + 16)
+      << ProcessResources::change(before, loaded);
+  Buffer out = dev->alloc(n * sizeof(float));
+  LaunchDims d;
+  d.grid[0] = n / 128;
+  d.block[0] = 128;
+  for (size_t i : {size_t{0}, size_t{150}, programs.size() - 1}) {
+    poison(out);
+    const float slope = 0.5f + static_cast<float>(i);
+    ComputeQueue().exec(programs[i], KernelArgs().add(out).add(slope).add(1.0f).add(n), d).submit(*dev);
+    dev->synchronize();
+    auto v = read_floats(out, n);
+    for (uint32_t j = 0; j < n; ++j) ASSERT_FLOAT_EQ(v[j], slope * j + 1.0f) << "program " << i;
+  }
+  // Freed blocks are reused; the chunks do not grow when programs come and go.
+  programs.erase(programs.begin(), programs.begin() + 200);
+  for (int i = 0; i < 200; ++i) programs.emplace_back(*dev, module.cubin, "affine_fill");
+  EXPECT_LE(dev->code_heap().chunks(), chunks + 1);
+  poison(out);
+  ComputeQueue().exec(programs.back(), KernelArgs().add(out).add(3.0f).add(-1.0f).add(n), d).submit(*dev);
+  dev->synchronize();
+  auto v = read_floats(out, n);
+  for (uint32_t j = 0; j < n; ++j) ASSERT_FLOAT_EQ(v[j], 3.0f * j - 1.0f) << "a reused block";
 }
 
 TEST_P(HcqSuite, LaunchGeometryReachesTheKernel) {

@@ -327,7 +327,7 @@ class EmuGraph final : public gpu::Graph {
   void set_args(size_t i, const gpu::KernelArgs& args) override { ops.at(i).args = args; }
 };
 
-class EmuAccelerator final : public gpu::Accelerator {
+class EmuAccelerator : public gpu::Accelerator {
  public:
   std::string backend() const override { return "emu"; }
   std::string device_name() const override { return "host emulator"; }

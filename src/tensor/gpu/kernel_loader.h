@@ -27,7 +27,17 @@ class KernelLoader {
   virtual size_t compiled() const = 0;
 };
 
-std::unique_ptr<KernelLoader> make_nvrtc_loader(gpu::Accelerator& acc);
+// What the NVRTC loader keeps in memory; above a bound the least recently used
+// quarter goes. The on-disk cache keeps every CUBIN, so an evicted kernel comes
+// back at the cost of a load. Without a bound, a program that meets a new shape
+// every step (each shape is a kernel) would hold every kernel it ever ran, in
+// host memory and in GPU code memory.
+struct LoaderLimits {
+  size_t loaded_kernels = 512;
+  size_t cubins = 1024;
+};
+
+std::unique_ptr<KernelLoader> make_nvrtc_loader(gpu::Accelerator& acc, LoaderLimits limits = {});
 
 // Writes `spec`'s source to $NVHCQ_DUMP_KERNELS when it is set.
 void dump_kernel_source(const LaunchSpec& spec);
