@@ -160,11 +160,17 @@ void Device::wait(const Signal& signal, uint64_t value, std::chrono::millisecond
   if (signal.value() >= value) return;
   if (timeout.count() == 0) timeout = options_.timeout;
   auto start = Clock::now();
+  auto next_kick = start + GpfifoRing::kDoorbellKickAfter;
   for (uint64_t spins = 1;; ++spins) {
     if (signal.value() >= value) return;
     if (spins % 1024 == 0) {
       check_errors();
-      auto elapsed = Clock::now() - start;
+      auto now = Clock::now();
+      auto elapsed = now - start;
+      if (now >= next_kick) {
+        kick_unfetched_channels();
+        next_kick = now + GpfifoRing::kDoorbellKickAfter;
+      }
       if (elapsed > timeout) {
         // A timeout alone does not poison the device (the caller may have waited
         // on a signal it sets later); a channel error does, in check_errors().
@@ -185,6 +191,23 @@ void Device::wait(const Signal& signal, uint64_t value, std::chrono::millisecond
     } else {
       hw::cpu_relax();
     }
+  }
+}
+
+void Device::kick_unfetched_channels() {
+  for (EngineChannel* ch : {&compute_, &copy_}) {
+    if (ch->gpfifo->fetched_all()) continue;
+    // The signature of a doorbell the GPU missed: everything it fetched is done.
+    const bool idle = ch->timeline.value() + ch->gpfifo->unfetched() >= ch->submitted;
+    if (idle && !doorbell_kick_logged_) {
+      log::warn("the ", ch->engine == drv::Engine::kCompute ? "compute" : "copy",
+                " channel has unfetched GPFIFO entries (", ch->gpfifo->position(), ", timeline ",
+                ch->timeline.value(), "/", ch->submitted, ") after a wait of ",
+                GpfifoRing::kDoorbellKickAfter.count(), " ms: ringing its doorbell again");
+      doorbell_kick_logged_ = true;
+    }
+    ++doorbell_kicks_;
+    ch->gpfifo->ring_doorbell();
   }
 }
 

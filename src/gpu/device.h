@@ -107,6 +107,9 @@ class Device {
  private:
   void setup_channels();
   void wait_timeline(EngineChannel& ch, uint64_t value);
+  // Rings the doorbell of each channel whose GPFIFO entries the GPU has not all
+  // fetched (a wait without progress for GpfifoRing::kDoorbellKickAfter).
+  void kick_unfetched_channels();
 
   std::unique_ptr<drv::DriverIface> driver_;
   DeviceOptions options_;
@@ -120,6 +123,8 @@ class Device {
   uint32_t slm_per_thread_ = 0;
   bool code_uploaded_ = true;
   bool copy_engine_64bit_semaphores_ = true;
+  bool doorbell_kick_logged_ = false;
+  uint64_t doorbell_kicks_ = 0;
   std::string fault_;
   Buffer staging_;
   std::unique_ptr<CodeHeap> code_heap_;  // freed before the driver closes, after every program

@@ -49,6 +49,7 @@ void GpfifoRing::submit(uint64_t pushbuffer_va, uint32_t words) {
                             "GPFIFO submit", 0,
                             "a kernel may hang, or the channel waits on a signal nobody sets");
       }
+      if (elapsed > kDoorbellKickAfter) ring_doorbell();  // in case the GPU missed one
       // Spin briefly (the GPU usually frees an entry within microseconds), then yield.
       if (elapsed > std::chrono::microseconds(50)) std::this_thread::yield();
     } else {
@@ -62,6 +63,16 @@ void GpfifoRing::submit(uint64_t pushbuffer_va, uint32_t words) {
   *channel_.doorbell = channel_.token;
   put_ = next;
   ++submitted_;
+}
+
+uint32_t GpfifoRing::unfetched() const {
+  const uint32_t n = channel_.ring_entries;
+  return (put_ + n - *channel_.gp_get % n) % n;
+}
+
+void GpfifoRing::ring_doorbell() {
+  hw::flush_writes_before_doorbell();
+  *channel_.doorbell = channel_.token;
 }
 
 std::string GpfifoRing::position() const {

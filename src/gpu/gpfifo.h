@@ -32,6 +32,16 @@ class GpfifoRing {
   uint64_t stalls() const { return stalls_; }
   // "GP_GET 5, GP_PUT 7 of 1024": where the GPU is in the ring, for hang reports.
   std::string position() const;
+  // Whether the GPU has fetched every entry written so far.
+  bool fetched_all() const { return unfetched() == 0; }
+  // Entries written but not yet fetched by the GPU (GP_PUT - GP_GET).
+  uint32_t unfetched() const;
+  // Rings the doorbell again (harmless: the GPU re-reads GP_PUT). The H200 has
+  // been seen to miss a doorbell now and then, leaving written entries
+  // unfetched while it idles; waits that see no progress for kDoorbellKickAfter
+  // ring again.
+  void ring_doorbell();
+  static constexpr std::chrono::milliseconds kDoorbellKickAfter{2};
 
  private:
   drv::ChannelHandles channel_;

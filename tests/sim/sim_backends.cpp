@@ -62,6 +62,7 @@ void reset_sim() {
   m.set_present(true, true);
   m.options().entry_latency_us = 0;
   m.options().hold = false;
+  m.options().drop_doorbells = 0;
   m.log().clear();
   m.stats().reset();
   m.tegra().clear_records();

@@ -167,7 +167,7 @@ void SimChannel::prescan_launches(Entry& e) {
 }
 
 void SimChannel::capture(Clock::time_point now) {
-  uint32_t put = read_gp_put();
+  uint32_t put = doorbell_put_.load();
   if (put >= config_.entries) {
     throw ChannelFault{FaultKind::kPbdma, 0,
                        "GP_PUT " + std::to_string(put) + " is beyond the " +

@@ -65,6 +65,10 @@ bool SimEngine::poll_doorbells() {
     auto* word = reinterpret_cast<uint32_t*>(page->host() + offset);
     uint32_t token = __atomic_exchange_n(word, 0u, __ATOMIC_ACQ_REL);
     if (token == 0) continue;
+    if (int drop = options_->drop_doorbells.load(); drop > 0) {
+      options_->drop_doorbells.store(drop - 1);
+      continue;
+    }
     rung = true;
     stats_->doorbells++;
     bool known = false;
@@ -74,6 +78,10 @@ bool SimEngine::poll_doorbells() {
         known = true;
       }
     }
+    // The register is one word in simulator memory: a second write before this
+    // poll replaces the first token, where the hardware takes every write. Any
+    // doorbell therefore lets every channel re-read its GP_PUT.
+    for (auto& c : channels) c->refresh_put();
     if (!known)
       log_->violation("doorbell rung with token " + std::to_string(token) +
                       ", which no channel was given");

@@ -95,6 +95,9 @@ struct SimOptions {
   // While set, the GPU fetches entries (snapshots them) but starts none: a test
   // can then change memory "in flight" without racing the GPU thread.
   std::atomic<bool> hold{false};
+  // The next this many doorbells are lost (the GPU does not re-read GP_PUT): the
+  // H200 has been seen to miss one, leaving written entries unfetched.
+  mutable std::atomic<int> drop_doorbells{0};
 };
 
 class ComputeUnit;
@@ -107,7 +110,9 @@ class SimChannel : public std::enable_shared_from_this<SimChannel> {
   bool faulted() const { return faulted_.load(); }
   void set_runnable(bool r) { runnable_.store(r); }
   bool runnable() const { return runnable_.load(); }
+  // The GPU reads GP_PUT when the doorbell rings, and fetches up to it.
   void note_doorbell() { ++doorbells_; }
+  void refresh_put() { doorbell_put_.store(read_gp_put()); }
   // Engine classes allocated on the channel (SET_OBJECT may bind only these).
   void add_class(uint32_t cls);
   bool has_class(uint32_t cls) const;
@@ -172,6 +177,7 @@ class SimChannel : public std::enable_shared_from_this<SimChannel> {
   const SimOptions* options_;
   std::atomic<bool> faulted_{false}, runnable_{false};
   std::atomic<uint64_t> doorbells_{0};
+  std::atomic<uint32_t> doorbell_put_{0};  // GP_PUT as of the last doorbell
   mutable std::mutex classes_mutex_;
   std::vector<uint32_t> classes_;
 

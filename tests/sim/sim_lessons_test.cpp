@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -169,6 +170,28 @@ TEST_P(TegraLessons, UnifiedMemoryCopiesAreCpuCopiesAfterSynchronize) {
 }
 
 // Shader local memory is replaced only when no kernel can still be using it.
+// Seen on the H200 (driver 580): now and then the GPU misses a doorbell and
+// leaves written GPFIFO entries unfetched while it idles, so a wait would never
+// end. A wait that sees no progress rings the doorbell of such a channel again.
+TEST_P(Lessons, AMissedDoorbellIsRungAgainByTheWait) {
+  open();
+  gpu::Program inc = load("increment");
+  Buffer counter = dev->alloc(4096);
+  uint32_t zero = 0;
+  dev->upload(counter, 0, &zero, 4);
+  dev->synchronize();
+  sim().stats().reset();
+  sim().options().drop_doorbells = 1;
+  Signal s = dev->new_signal(0);
+  ComputeQueue().exec(inc, KernelArgs().add(counter), LaunchDims{}).signal(s, 1).submit(*dev);
+  auto start = std::chrono::steady_clock::now();
+  dev->wait(s, 1, std::chrono::milliseconds(2000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000));
+  EXPECT_EQ(sim().options().drop_doorbells.load(), 0) << "the first doorbell was dropped";
+  EXPECT_GE(sim().stats().doorbells.load(), 1u) << "and a second one rung";
+  EXPECT_EQ(read_u32(counter, 1)[0], 1u);
+}
+
 TEST_P(Lessons, LocalMemoryIsReallocatedOnlyAfterSynchronize) {
   open();
   sim().options().entry_latency_us = 3000;
