@@ -117,6 +117,13 @@ double gpu_ms_per_rep(gpu::Accelerator& acc, int reps, const std::function<void(
   return acc.elapsed_ms(t0, t1) / std::max(reps, 1);
 }
 
+void warm_up(gpu::Accelerator& acc, double seconds, const std::function<void()>& body) {
+  double spent_ms = 0;
+  for (int reps = 1; spent_ms < seconds * 1e3; reps = std::min(reps * 2, 1 << 16)) {
+    spent_ms += gpu_ms_per_rep(acc, reps, body) * reps;
+  }
+}
+
 int reps_for(gpu::Accelerator& acc, double target_ms, int max_reps,
              const std::function<void()>& body) {
   double one = gpu_ms_per_rep(acc, 1, body);

@@ -57,6 +57,11 @@ gpu::LaunchDims dims_of(const kernels::KernelLaunch& launch);
 // `reps` repetitions between two time points.
 double gpu_ms_per_rep(gpu::Accelerator& acc, int reps, const std::function<void()>& body);
 
+// Keeps the GPU busy with `body` for about `seconds` of GPU time: its clocks
+// drop while the host prepares inputs and take about a second of load to come
+// back, so a measurement right after host work would time a slow GPU.
+void warm_up(gpu::Accelerator& acc, double seconds, const std::function<void()>& body);
+
 // Repetitions so that one timed block takes about `target_ms`, from one
 // calibration run of `body` (already warm), clamped to [1, max_reps].
 int reps_for(gpu::Accelerator& acc, double target_ms, int max_reps,
