@@ -119,7 +119,8 @@ double gpu_ms_per_rep(gpu::Accelerator& acc, int reps, const std::function<void(
 
 void warm_up(gpu::Accelerator& acc, double seconds, const std::function<void()>& body) {
   double spent_ms = 0;
-  for (int reps = 1; spent_ms < seconds * 1e3; reps = std::min(reps * 2, 1 << 16)) {
+  // Blocks of at most 256 repetitions: one block's work goes out in one submission.
+  for (int reps = 1; spent_ms < seconds * 1e3; reps = std::min(reps * 2, 256)) {
     spent_ms += gpu_ms_per_rep(acc, reps, body) * reps;
   }
 }

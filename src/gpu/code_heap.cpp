@@ -8,7 +8,9 @@
 namespace nvhcq::gpu {
 namespace {
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 }  // namespace
 
@@ -45,7 +47,8 @@ CodeBlock CodeHeap::alloc(size_t bytes) {
     }
   }
   auto c = std::make_unique<Chunk>();
-  c->memory = device_.alloc(std::max(kChunkBytes, round_up(need, kBlockAlign)), /*cpu_access=*/true);
+  c->memory =
+      device_.alloc(std::max(kChunkBytes, round_up(need, kBlockAlign)), /*cpu_access=*/true);
   c->ranges.init(c->memory.va(), c->memory.size());
   uint64_t va = c->ranges.alloc(need, kBlockAlign);
   c->live = 1;

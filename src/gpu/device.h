@@ -124,7 +124,6 @@ class Device {
   bool code_uploaded_ = true;
   bool copy_engine_64bit_semaphores_ = true;
   bool doorbell_kick_logged_ = false;
-  uint64_t doorbell_kicks_ = 0;
   std::string fault_;
   Buffer staging_;
   std::unique_ptr<CodeHeap> code_heap_;  // freed before the driver closes, after every program

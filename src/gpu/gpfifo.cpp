@@ -26,7 +26,8 @@ void GpfifoRing::submit(uint64_t pushbuffer_va, uint32_t words) {
     throw Error("pushbuffer of " + std::to_string(words) + " words cannot be one GPFIFO entry");
   }
   if (pushbuffer_va >= (1ull << 40)) throw Error("pushbuffers must live below 1 TiB of GPU VA");
-  if (pushbuffer_va % 4 != 0) throw Error("a pushbuffer must be 4-byte aligned (the entry drops the low bits)");
+  if (pushbuffer_va % 4 != 0)
+    throw Error("a pushbuffer must be 4-byte aligned (the entry drops the low bits)");
   uint32_t n = channel_.ring_entries;
   uint32_t next = (put_ + 1) % n;
   using Clock = std::chrono::steady_clock;
@@ -41,13 +42,12 @@ void GpfifoRing::submit(uint64_t pushbuffer_va, uint32_t words) {
       auto elapsed = Clock::now() - start;
       if (elapsed > timeout_) {
         std::string report = fault_report_ ? fault_report_() : std::string();
-        throw GpuFaultError("the GPU consumed no GPFIFO entry for " +
-                                std::to_string(timeout_.count()) + " ms: the ring of " +
-                                std::to_string(n) + " entries stays full (GP_GET " +
-                                std::to_string(cached_get_) + ", GP_PUT " + std::to_string(put_) +
-                                ")" + (report.empty() ? "" : ": " + report),
-                            "GPFIFO submit", 0,
-                            "a kernel may hang, or the channel waits on a signal nobody sets");
+        throw GpuFaultError(
+            "the GPU consumed no GPFIFO entry for " + std::to_string(timeout_.count()) +
+                " ms: the ring of " + std::to_string(n) + " entries stays full (GP_GET " +
+                std::to_string(cached_get_) + ", GP_PUT " + std::to_string(put_) + ")" +
+                (report.empty() ? "" : ": " + report),
+            "GPFIFO submit", 0, "a kernel may hang, or the channel waits on a signal nobody sets");
       }
       if (elapsed > kDoorbellKickAfter) ring_doorbell();  // in case the GPU missed one
       // Spin briefly (the GPU usually frees an entry within microseconds), then yield.
@@ -76,8 +76,8 @@ void GpfifoRing::ring_doorbell() {
 }
 
 std::string GpfifoRing::position() const {
-  return "GP_GET " + std::to_string(*channel_.gp_get % channel_.ring_entries) + ", GP_PUT " + std::to_string(put_) +
-         " of " + std::to_string(channel_.ring_entries);
+  return "GP_GET " + std::to_string(*channel_.gp_get % channel_.ring_entries) + ", GP_PUT " +
+         std::to_string(put_) + " of " + std::to_string(channel_.ring_entries);
 }
 
 }  // namespace nvhcq::gpu

@@ -10,7 +10,9 @@
 namespace nvhcq::gpu {
 namespace {
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 }  // namespace
 
@@ -20,7 +22,8 @@ Program::Program(Device& device, std::span<const uint8_t> cubin_bytes, const std
   kernel_ = cubin.kernel(name);
   const hw::ArchParams& arch = device.arch();
   if (cubin.sm_arch() != 0 && device.info().sm_version != 0) {
-    uint32_t want = ((device.info().sm_version >> 8) & 0xff) * 10 + (device.info().sm_version & 0xff);
+    uint32_t want =
+        ((device.info().sm_version >> 8) & 0xff) * 10 + (device.info().sm_version & 0xff);
     if (cubin.sm_arch() != want) {
       throw Error("CUBIN for sm_" + std::to_string(cubin.sm_arch()) + " cannot run on this " +
                   device.info().arch() + " GPU");
@@ -90,8 +93,9 @@ std::vector<uint8_t> Program::pack(const KernelArgs& args) const {
   const auto& given = args.args();
   if (!kernel_.param_sizes.empty()) {
     if (given.size() != kernel_.param_sizes.size()) {
-      throw Error("kernel " + kernel_.name + " takes " + std::to_string(kernel_.param_sizes.size()) +
-                  " arguments, got " + std::to_string(given.size()));
+      throw Error("kernel " + kernel_.name + " takes " +
+                  std::to_string(kernel_.param_sizes.size()) + " arguments, got " +
+                  std::to_string(given.size()));
     }
     for (size_t i = 0; i < given.size(); ++i) {
       if (given[i].size != kernel_.param_sizes[i]) {
@@ -109,8 +113,8 @@ std::vector<uint8_t> Program::pack(const KernelArgs& args) const {
     size_t align = std::min<uint32_t>(a.size, 8);
     off = (off + align - 1) / align * align;
     if (off + a.size > out.size()) {
-      throw Error("arguments overrun the " + std::to_string(out.size()) + "-byte parameter block of " +
-                  kernel_.name);
+      throw Error("arguments overrun the " + std::to_string(out.size()) +
+                  "-byte parameter block of " + kernel_.name);
     }
     std::memcpy(out.data() + off, a.bytes, a.size);
     off += a.size;

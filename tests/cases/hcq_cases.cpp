@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "base/error.h"
+#include "cases/hcq_suite.h"
 #include "compile/compiler.h"
 #include "gpu/code_heap.h"
 #include "gpu/cubin.h"
 #include "gpu/device.h"
 #include "gpu/program.h"
 #include "gpu/queue.h"
-#include "cases/hcq_suite.h"
 #include "support/kernel_log.h"
 #include "support/process_resources.h"
 
@@ -152,7 +152,8 @@ TEST_P(HcqSuite, TwoDevicesOfOneGpuWorkSideBySide) {
   ComputeQueue().exec(p1, KernelArgs().add(out1).add(0.5f).add(1.0f).add(n), d).submit(*dev);
   dev->synchronize();
   auto v1 = read_floats(out1, n);
-  for (uint32_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(v1[i], 0.5f * i + 1.0f) << "after closing the second";
+  for (uint32_t i = 0; i < n; ++i)
+    ASSERT_FLOAT_EQ(v1[i], 0.5f * i + 1.0f) << "after closing the second";
 }
 
 // Kernel images share a few chunks of code memory: loading hundreds of programs
@@ -167,10 +168,9 @@ TEST_P(HcqSuite, ProgramsShareCodeMemory) {
   for (int i = 0; i < 300; ++i) programs.emplace_back(*dev, module.cubin, "affine_fill");
   auto loaded = ProcessResources::now();
   // Each block: the image rounded to pages plus a guard page.
-  const uint64_t block =
-      (Cubin(module.cubin).image().size() + CodeHeap::kBlockAlign - 1) / CodeHeap::kBlockAlign *
-          CodeHeap::kBlockAlign +
-      CodeHeap::kGuardBytes;
+  const uint64_t block = (Cubin(module.cubin).image().size() + CodeHeap::kBlockAlign - 1) /
+                             CodeHeap::kBlockAlign * CodeHeap::kBlockAlign +
+                         CodeHeap::kGuardBytes;
   const size_t chunks = (300 * block + CodeHeap::kChunkBytes - 1) / CodeHeap::kChunkBytes;
   EXPECT_LE(dev->code_heap().chunks(), chunks + 1);
   // A mapping or two per chunk, not one per program (slack: malloc arenas and
@@ -184,7 +184,9 @@ TEST_P(HcqSuite, ProgramsShareCodeMemory) {
   for (size_t i : {size_t{0}, size_t{150}, programs.size() - 1}) {
     poison(out);
     const float slope = 0.5f + static_cast<float>(i);
-    ComputeQueue().exec(programs[i], KernelArgs().add(out).add(slope).add(1.0f).add(n), d).submit(*dev);
+    ComputeQueue()
+        .exec(programs[i], KernelArgs().add(out).add(slope).add(1.0f).add(n), d)
+        .submit(*dev);
     dev->synchronize();
     auto v = read_floats(out, n);
     for (uint32_t j = 0; j < n; ++j) ASSERT_FLOAT_EQ(v[j], slope * j + 1.0f) << "program " << i;
@@ -194,7 +196,9 @@ TEST_P(HcqSuite, ProgramsShareCodeMemory) {
   for (int i = 0; i < 200; ++i) programs.emplace_back(*dev, module.cubin, "affine_fill");
   EXPECT_LE(dev->code_heap().chunks(), chunks + 1);
   poison(out);
-  ComputeQueue().exec(programs.back(), KernelArgs().add(out).add(3.0f).add(-1.0f).add(n), d).submit(*dev);
+  ComputeQueue()
+      .exec(programs.back(), KernelArgs().add(out).add(3.0f).add(-1.0f).add(n), d)
+      .submit(*dev);
   dev->synchronize();
   auto v = read_floats(out, n);
   for (uint32_t j = 0; j < n; ++j) ASSERT_FLOAT_EQ(v[j], 3.0f * j - 1.0f) << "a reused block";
@@ -393,8 +397,11 @@ TEST_P(HcqSuite, MemoryBarrierBeforeCopy) {
   LaunchDims d;
   d.grid[0] = n / 128;
   d.block[0] = 128;
-  ComputeQueue().exec(fill, KernelArgs().add(x).add(0.5f).add(1.0f).add(n), d).memory_barrier()
-      .signal(s, 1).submit(*dev);
+  ComputeQueue()
+      .exec(fill, KernelArgs().add(x).add(0.5f).add(1.0f).add(n), d)
+      .memory_barrier()
+      .signal(s, 1)
+      .submit(*dev);
   CopyQueue().wait(s, 1).copy(y.va(), x.va(), n * 4).submit(*dev);
   dev->synchronize();
   auto v = read_floats(y, n);
@@ -419,7 +426,8 @@ TEST_P(HcqSuite, SmallCopiesFromHostBuffer) {
   Buffer host = dev->alloc_host(4096);
   Buffer gpu = dev->alloc(4096);
   for (size_t size : {1u, 3u, 4u, 15u, 64u, 255u, 4096u}) {
-    for (size_t i = 0; i < size; ++i) host.cpu_as<uint8_t>()[i] = static_cast<uint8_t>(i * 7 + size);
+    for (size_t i = 0; i < size; ++i)
+      host.cpu_as<uint8_t>()[i] = static_cast<uint8_t>(i * 7 + size);
     poison(gpu);
     CopyQueue().copy(gpu.va(), host.va(), size).submit(*dev);
     dev->synchronize();
@@ -458,8 +466,10 @@ TEST_P(HcqSuite, SmallTransfersFromComputeOutputToHost) {
   Program fill = load("affine_fill");
   Buffer gpu = dev->alloc(4096), host = dev->alloc_host(4096);
   Signal s = dev->new_signal(0);
-  ComputeQueue().exec(fill, KernelArgs().add(gpu).add(1.0f).add(1.0f).add(3u), LaunchDims{})
-      .signal(s, 1).submit(*dev);
+  ComputeQueue()
+      .exec(fill, KernelArgs().add(gpu).add(1.0f).add(1.0f).add(3u), LaunchDims{})
+      .signal(s, 1)
+      .submit(*dev);
   // One thread writes element 0 only.
   CopyQueue().wait(s, 1).copy(host.va(), gpu.va(), 4).submit(*dev);
   dev->synchronize();
@@ -594,7 +604,9 @@ TEST_P(HcqSuite, FaultingKernelRaisesAndDeviceReopens) {
   dev = GetParam().open();
   Program fill = load("affine_fill");
   Buffer out = dev->alloc(64 * 4);
-  ComputeQueue().exec(fill, KernelArgs().add(out).add(1.0f).add(2.0f).add(64u), LaunchDims{{1, 1, 1}, {64, 1, 1}, 0})
+  ComputeQueue()
+      .exec(fill, KernelArgs().add(out).add(1.0f).add(2.0f).add(64u),
+            LaunchDims{{1, 1, 1}, {64, 1, 1}, 0})
       .submit(*dev);
   dev->synchronize();
   EXPECT_FLOAT_EQ(read_floats(out, 64)[63], 65.0f);
@@ -609,8 +621,8 @@ TEST_P(HcqSuite, BadLaunchesAreRefusedBeforeReachingTheGpu) {
                Error);
   EXPECT_THROW(ComputeQueue().exec(p, KernelArgs().add(out).add(1.f), LaunchDims{}), Error)
       << "wrong argument count";
-  EXPECT_THROW(ComputeQueue().exec(p, KernelArgs().add(out).add(1.0).add(1.f).add(1u), LaunchDims{}),
-               Error)
+  EXPECT_THROW(
+      ComputeQueue().exec(p, KernelArgs().add(out).add(1.0).add(1.f).add(1u), LaunchDims{}), Error)
       << "a double where the kernel takes a float";
 }
 
@@ -623,7 +635,8 @@ TEST_P(HcqSuite, ExecSpeedIsMeasured) {
     auto t0 = std::chrono::steady_clock::now();
     ComputeQueue().exec(empty, KernelArgs(), LaunchDims{}).signal(s, i).submit(*dev);
     dev->wait(s, i);
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(us.begin(), us.end());
   RecordProperty("launch_roundtrip_p50_us", std::to_string(us[us.size() / 2]));

@@ -111,7 +111,8 @@ int RmFrontEnd::uvm(UvmVaSpace& space, unsigned long cmd, void* arg) {
     }
     case UVM_UNREGISTER_GPU: {
       auto* p = static_cast<UvmUnregisterGpuParams*>(arg);
-      p->rmStatus = same(p->gpu_uuid, uuid_) && space.gpu_registered ? NV_OK : NV_ERR_INVALID_DEVICE;
+      p->rmStatus =
+          same(p->gpu_uuid, uuid_) && space.gpu_registered ? NV_OK : NV_ERR_INVALID_DEVICE;
       if (p->rmStatus == NV_OK) space.gpu_registered = false;
       return 0;
     }
@@ -166,9 +167,9 @@ int RmFrontEnd::uvm(UvmVaSpace& space, unsigned long cmd, void* arg) {
       }
       auto& ranges = space.external_ranges;
       auto next = ranges.lower_bound(p->base);
-      bool overlap = (next != ranges.end() && next->first < p->base + p->length) ||
-                     (next != ranges.begin() &&
-                      std::prev(next)->first + std::prev(next)->second > p->base);
+      bool overlap =
+          (next != ranges.end() && next->first < p->base + p->length) ||
+          (next != ranges.begin() && std::prev(next)->first + std::prev(next)->second > p->base);
       if (overlap) {
         p->rmStatus = NV_ERR_UVM_ADDRESS_IN_USE;
       } else {

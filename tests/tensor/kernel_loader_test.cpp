@@ -53,8 +53,8 @@ LaunchSpec spec(int i) {
   LaunchSpec s;
   s.file = "loader_test_" + std::to_string(i) + ".cu";
   s.entry = "k" + std::to_string(i);
-  s.source = "extern \"C\" __global__ void " + s.entry + "(float* p) { p[threadIdx.x] = " +
-             std::to_string(i) + ".0f; }\n";
+  s.source = "extern \"C\" __global__ void " + s.entry +
+             "(float* p) { p[threadIdx.x] = " + std::to_string(i) + ".0f; }\n";
   s.what = "test kernel " + std::to_string(i);
   return s;
 }
@@ -105,7 +105,8 @@ TEST_F(KernelLoaderBounds, TheLeastRecentlyUsedKernelsGoAfterASynchronize) {
   auto again = loader->load_all({&specs[2]}).at(0);
   EXPECT_EQ(acc.loads, before + 1);
   EXPECT_EQ(again->name(), specs[2].entry);
-  EXPECT_EQ(loader->compiled(), 24u) << "nothing compiled twice: the disk cache keeps evicted CUBINs";
+  EXPECT_EQ(loader->compiled(), 24u)
+      << "nothing compiled twice: the disk cache keeps evicted CUBINs";
 }
 
 }  // namespace

@@ -14,17 +14,19 @@
 namespace nvhcq::drv::rm {
 namespace {
 
-constexpr uint64_t kUserdBytes = 0x1000;        // one USERD page after each ring
+constexpr uint64_t kUserdBytes = 0x1000;  // one USERD page after each ring
 // USERD must be 512-byte aligned: RM does not check, and the runlist entry
 // silently drops the low bits (a ring of fewer than 64 entries would hang).
 constexpr uint64_t kUserdAlign = 512;
-constexpr uint64_t kUserdGpGet = 0x88;          // Nvc86fControl.GPGet
-constexpr uint64_t kUserdGpPut = 0x8c;          // Nvc86fControl.GPPut
-constexpr uint64_t kDoorbellOffset = 0x90;      // NVC361_NOTIFY_CHANNEL_PENDING
+constexpr uint64_t kUserdGpGet = 0x88;              // Nvc86fControl.GPGet
+constexpr uint64_t kUserdGpPut = 0x8c;              // Nvc86fControl.GPPut
+constexpr uint64_t kDoorbellOffset = 0x90;          // NVC361_NOTIFY_CHANNEL_PENDING
 constexpr uint64_t kChannelUvmRange = 64ull << 20;  // VA UVM reserves per channel
 constexpr size_t kNotifierBytes = 64 << 10;
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 }  // namespace
 
@@ -74,9 +76,9 @@ RmGpu::Channel RmGpu::create_channel(Engine engine, uint32_t entries, uint64_t a
   ch.gpfifo = rm.alloc(channel_group_, classes_.gpfifo, p, "allocate a GPFIFO channel");
 
   bool compute = engine == Engine::kCompute;
-  ch.engine_object = rm.alloc(ch.gpfifo, compute ? classes_.compute : classes_.dma,
-                              compute ? "allocate the compute engine object"
-                                      : "allocate the copy engine object");
+  ch.engine_object =
+      rm.alloc(ch.gpfifo, compute ? classes_.compute : classes_.dma,
+               compute ? "allocate the compute engine object" : "allocate the copy engine object");
   if (compute) {
     // The debugger object reads SM error state and MMU fault info for fault
     // reports. It is a diagnostic: a GPU that refuses it still computes.
@@ -124,7 +126,8 @@ ChannelHandles RmGpu::open_channel(Engine engine, uint32_t ring_entries) {
   bool compute = engine == Engine::kCompute;
   Channel& ch = compute ? compute_ : copy_;
   bool& taken = compute ? compute_taken_ : copy_taken_;
-  if (taken) throw Error(std::string("the ") + (compute ? "compute" : "copy") + " channel is in use");
+  if (taken)
+    throw Error(std::string("the ") + (compute ? "compute" : "copy") + " channel is in use");
   if (ring_entries > ch.handles.ring_entries) {
     throw Error("asked for a ring of " + std::to_string(ring_entries) + " entries; this device's " +
                 "channel has " + std::to_string(ch.handles.ring_entries));

@@ -44,7 +44,8 @@ RmClient::RmClient() {
   Nvos21 made{};
   made.hClass = NV01_ROOT_CLIENT;
   escape(ctl_.get(), NV_ESC_RM_ALLOC, &made, sizeof(made), "allocate the RM root client");
-  if (made.status != NV_OK) throw_status(made.status, "allocate the RM root client", "NV01_ROOT_CLIENT");
+  if (made.status != NV_OK)
+    throw_status(made.status, "allocate the RM root client", "NV01_ROOT_CLIENT");
   root_ = made.hObjectNew;
   check_driver_version();
 }
@@ -64,8 +65,8 @@ void RmClient::check_driver_version() {
               "); continuing because NVHCQ_ALLOW_UNTESTED_DRIVER=1");
     return;
   }
-  throw Error("NVIDIA driver " + driver_version_ + " is not supported: nvhcq speaks the RM ABI of " +
-                  supported_list(),
+  throw Error("NVIDIA driver " + driver_version_ +
+                  " is not supported: nvhcq speaks the RM ABI of " + supported_list(),
               "NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2", 0,
               "install a supported driver, or set NVHCQ_ALLOW_UNTESTED_DRIVER=1 at your own risk");
 }
@@ -150,7 +151,8 @@ void RmClient::map_to_cpu(NvHandle device, NvHandle memory, uint64_t size, void*
   if (m.params.status != NV_OK) {
     throw_status(m.params.status, "map GPU memory for the CPU", "NV_ESC_RM_MAP_MEMORY");
   }
-  void* p = sys().mmap(target, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, map_fd.get(), 0);
+  void* p =
+      sys().mmap(target, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, map_fd.get(), 0);
   if (p == MAP_FAILED || p != target) {
     int err = errno;
     throw Error("mmap of GPU memory failed: " + std::string(std::strerror(err)), "mmap", err);

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <memory>
 #include <cstring>
+#include <memory>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -56,13 +56,13 @@ uint32_t first_listed(const std::vector<uint32_t>& list, std::initializer_list<u
 
 ClassChoice choose_classes(const std::vector<uint32_t>& list) {
   ClassChoice c;
-  c.usermode = first_listed(list, {BLACKWELL_USERMODE_A, HOPPER_USERMODE_A, AMPERE_USERMODE_A,
-                                   TURING_USERMODE_A});
+  c.usermode = first_listed(
+      list, {BLACKWELL_USERMODE_A, HOPPER_USERMODE_A, AMPERE_USERMODE_A, TURING_USERMODE_A});
   c.gpfifo = first_listed(list, {BLACKWELL_CHANNEL_GPFIFO_B, BLACKWELL_CHANNEL_GPFIFO_A,
                                  HOPPER_CHANNEL_GPFIFO_A, AMPERE_CHANNEL_GPFIFO_A});
   // Compute classes with a QMD layout in gpu/hw: Hopper (V04) and Ampere/Ada (V03).
-  c.compute = first_listed(list, {HOPPER_COMPUTE_A, ADA_COMPUTE_A, AMPERE_COMPUTE_B,
-                                  AMPERE_COMPUTE_A});
+  c.compute =
+      first_listed(list, {HOPPER_COMPUTE_A, ADA_COMPUTE_A, AMPERE_COMPUTE_B, AMPERE_COMPUTE_A});
   c.dma = first_listed(list, {BLACKWELL_DMA_COPY_B, BLACKWELL_DMA_COPY_A, HOPPER_DMA_COPY_A,
                               AMPERE_DMA_COPY_B, AMPERE_DMA_COPY_A});
   std::string missing;

@@ -5,8 +5,8 @@
 #include <sys/mman.h>
 
 #include <cerrno>
-#include <memory>
 #include <cstring>
+#include <memory>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -26,12 +26,14 @@ constexpr uint64_t kHugePage = 2ull << 20;
 constexpr uint64_t kHugePageThreshold = 8ull << 20;
 constexpr uint32_t kFormatPitch = 6;  // NV_MEMORY_ALLOCATION_PARAMS.format for plain buffers
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 // Puts the PROT_NONE reservation back over a range that held a CPU mapping.
 void rereserve(void* addr, size_t size) {
-  void* p = sys().mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-                       -1, 0);
+  void* p = sys().mmap(addr, size, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) log::warn("could not re-reserve CPU range after free: ", strerror(errno));
 }
 
@@ -249,8 +251,8 @@ NvHandle RmGpu::alloc_sysmem_notifier(size_t size) {
   p.alignment = kSmallPage;
   p.limit = size - 1;
   NvHandle memory = rm.alloc(device_, NV01_MEMORY_SYSTEM, p, "allocate the channel error notifier");
-  void* where = sys().mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                           -1, 0);
+  void* where =
+      sys().mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   check_errno(where != MAP_FAILED, "reserve address space for the error notifier", "mmap");
   rm.map_to_cpu(device_, memory, size, where, NVOS33_FLAGS_CACHING_TYPE_CACHED, minor_, true);
   notifier_cpu_ = static_cast<volatile NvNotification*>(where);
