@@ -100,8 +100,69 @@ __device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm
   }
 }
 
+// Products with at most NVT_MM_THIN_ROWS rows (a batch-1 linear layer): the
+// tiled kernel would run N/64 CTAs that each walk all of K behind barriers. Here
+// a CTA owns 32 columns; its 8 warps take every 8th k (a warp reads 32
+// neighbouring elements of a B row per step, A's elements are broadcasts), and
+// the warps' partial sums are added in a fixed order (deterministic).
+#define NVT_MM_THIN_ROWS 4
+#define NVT_MM_THIN_SLICES 8
+
+template <typename TR>
+__device__ void nvt_matmul_thin(void* out_v, const void* a_v, const void* b_v, nvt_mm_shape s,
+                                nvt_mm_operand ao, nvt_mm_operand bo) {
+  typedef typename TR::S S;
+  typedef typename TR::C C;
+  S* out = (S*)out_v;
+  const S* a = (const S*)a_v;
+  const S* b = (const S*)b_v;
+  __shared__ C partial[NVT_MM_THIN_SLICES][NVT_MM_THIN_ROWS][32];
+  const int lane = threadIdx.x % 32, slice = threadIdx.x / 32;
+  const long long n = (long long)blockIdx.x * 32 + lane;
+  const int rows = (int)s.m;
+  long long batches = 1;
+  for (int d = 0; d < s.batch_dims; ++d) batches *= s.batch[d];
+  for (long long z = blockIdx.z; z < batches; z += gridDim.z) {
+    long long a_off = ao.offset, b_off = bo.offset, rem = z;
+    for (int d = s.batch_dims - 1; d >= 0; --d) {
+      const long long i = rem % s.batch[d];
+      rem /= s.batch[d];
+      a_off += i * ao.batch_stride[d];
+      b_off += i * bo.batch_stride[d];
+    }
+    C acc[NVT_MM_THIN_ROWS];
+    for (int i = 0; i < NVT_MM_THIN_ROWS; ++i) acc[i] = 0;
+    if (n < s.n) {
+      const S* bcol = b + b_off + n * bo.col_stride;
+#pragma unroll 8
+      for (long long k = slice; k < s.k; k += NVT_MM_THIN_SLICES) {
+        const C bv = TR::load(bcol[k * bo.row_stride]);
+        for (int i = 0; i < NVT_MM_THIN_ROWS; ++i) {
+          if (i < rows) {
+            acc[i] = TR::mac(acc[i], TR::load(a[a_off + i * ao.row_stride + k * ao.col_stride]), bv);
+          }
+        }
+      }
+    }
+    for (int i = 0; i < NVT_MM_THIN_ROWS; ++i) partial[slice][i][lane] = acc[i];
+    __syncthreads();
+    if (slice == 0 && n < s.n) {
+      S* c = out + z * s.m * s.n;
+      for (int i = 0; i < rows; ++i) {
+        C sum = partial[0][i][lane];
+        // mac(sum, p, 1): the traits' addition (wrapping for integers), exact.
+        for (int t = 1; t < NVT_MM_THIN_SLICES; ++t) sum = TR::mac(sum, partial[t][i][lane], (C)1);
+        c[i * s.n + n] = TR::store(sum);
+      }
+    }
+    __syncthreads();
+  }
+}
+
 #define NVT_MM_PARAMS \
   (void* out, const void* a, const void* b, nvt_mm_shape s, nvt_mm_operand ao, nvt_mm_operand bo)
 #define NVT_MM_ARGS (out, a, b, s, ao, bo)
 NVT_FLOAT_KERNELS(nvt_matmul, NVT_MM_PARAMS, NVT_MM_ARGS)
 NVT_INT_KERNELS(nvt_matmul, NVT_MM_PARAMS, NVT_MM_ARGS)
+NVT_FLOAT_KERNELS(nvt_matmul_thin, NVT_MM_PARAMS, NVT_MM_ARGS)
+NVT_INT_KERNELS(nvt_matmul_thin, NVT_MM_PARAMS, NVT_MM_ARGS)

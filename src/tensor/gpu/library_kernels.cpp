@@ -109,6 +109,9 @@ LaunchSpec lower_dense_gemm(const Node* node, const FusionPlan& plan, const Kern
   return s;
 }
 
+// Rows up to which matmuls take the thin kernel (NVT_MM_THIN_ROWS in tensor_matmul.cu).
+constexpr int64_t kThinMatmulRows = 4;
+
 LaunchSpec lower_matmul(const Node* node, const FusionPlan& plan, const KernelTarget& target) {
   if (plan.dense_gemm.count(node)) return lower_dense_gemm(node, plan, target);
   const auto& ops = plan.library_operands.at(node);
@@ -157,12 +160,21 @@ LaunchSpec lower_matmul(const Node* node, const FusionPlan& plan, const KernelTa
   const int64_t gy = (shape.m + 63) / 64;
   if (gy > 65535)
     throw Error("matmul with " + std::to_string(shape.m) + " rows is too tall for one launch");
-  LaunchSpec s = library_spec("tensor_matmul.cu", "nvt_matmul", node->dtype,
-                              "matmul " + shape_text(a.view.shape) + " @ " +
-                                  shape_text(b.view.shape) + " " + dtype_name(node->dtype));
+  // A few rows (a batch-1 linear layer): 32 columns per CTA with k split across
+  // its warps, instead of 64x64 tiles that leave most SMs idle.
+  const bool thin = shape.m <= kThinMatmulRows;
+  LaunchSpec s =
+      library_spec("tensor_matmul.cu", thin ? "nvt_matmul_thin" : "nvt_matmul", node->dtype,
+                   "matmul " + shape_text(a.view.shape) + " @ " + shape_text(b.view.shape) + " " +
+                       dtype_name(node->dtype));
   s.args = {ArgSpec::buffer(node), ArgSpec::buffer(a.base), ArgSpec::buffer(b.base),
             ArgSpec::value(shape), ArgSpec::value(ao),      ArgSpec::value(bo)};
   s.dims.block[0] = 256;
+  if (thin) {
+    s.dims.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, (shape.n + 31) / 32));
+    s.dims.grid[2] = static_cast<uint32_t>(std::clamp<int64_t>(batches, 1, 65535));
+    return s;
+  }
   s.dims.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, (shape.n + 63) / 64));
   s.dims.grid[1] = static_cast<uint32_t>(std::max<int64_t>(1, gy));
   s.dims.grid[2] = static_cast<uint32_t>(std::clamp<int64_t>(batches, 1, 65535));
