@@ -394,30 +394,33 @@ struct nvt_t_bf16 {
   static NVT_FN C lowest() { return -NVT_INF; }
 };
 
-// Instantiates a kernel template K<traits> as extern "C" entry points K_<dtype>.
-#define NVT_FLOAT_KERNELS(K, PARAMS, ARGS)                            \
-  extern "C" __global__ void __launch_bounds__(256) K##_f32 PARAMS {  \
-    K<nvt_t_f32> ARGS;                                                \
-  }                                                                   \
-  extern "C" __global__ void __launch_bounds__(256) K##_f16 PARAMS {  \
-    K<nvt_t_f16> ARGS;                                                \
-  }                                                                   \
-  extern "C" __global__ void __launch_bounds__(256) K##_bf16 PARAMS { \
-    K<nvt_t_bf16> ARGS;                                               \
+// Instantiates a kernel template K<traits> as extern "C" entry points K_<dtype>,
+// for blocks of up to THREADS threads (256 unless a kernel says otherwise).
+#define NVT_FLOAT_KERNELS_SIZED(K, THREADS, PARAMS, ARGS)                 \
+  extern "C" __global__ void __launch_bounds__(THREADS) K##_f32 PARAMS {  \
+    K<nvt_t_f32> ARGS;                                                    \
+  }                                                                       \
+  extern "C" __global__ void __launch_bounds__(THREADS) K##_f16 PARAMS {  \
+    K<nvt_t_f16> ARGS;                                                    \
+  }                                                                       \
+  extern "C" __global__ void __launch_bounds__(THREADS) K##_bf16 PARAMS { \
+    K<nvt_t_bf16> ARGS;                                                   \
   }
-#define NVT_INT_KERNELS(K, PARAMS, ARGS)                             \
-  extern "C" __global__ void __launch_bounds__(256) K##_u8 PARAMS {  \
-    K<nvt_t_u8> ARGS;                                                \
-  }                                                                  \
-  extern "C" __global__ void __launch_bounds__(256) K##_i8 PARAMS {  \
-    K<nvt_t_i8> ARGS;                                                \
-  }                                                                  \
-  extern "C" __global__ void __launch_bounds__(256) K##_i16 PARAMS { \
-    K<nvt_t_i16> ARGS;                                               \
-  }                                                                  \
-  extern "C" __global__ void __launch_bounds__(256) K##_i32 PARAMS { \
-    K<nvt_t_i32> ARGS;                                               \
-  }                                                                  \
-  extern "C" __global__ void __launch_bounds__(256) K##_i64 PARAMS { \
-    K<nvt_t_i64> ARGS;                                               \
+#define NVT_INT_KERNELS_SIZED(K, THREADS, PARAMS, ARGS)                  \
+  extern "C" __global__ void __launch_bounds__(THREADS) K##_u8 PARAMS {  \
+    K<nvt_t_u8> ARGS;                                                    \
+  }                                                                      \
+  extern "C" __global__ void __launch_bounds__(THREADS) K##_i8 PARAMS {  \
+    K<nvt_t_i8> ARGS;                                                    \
+  }                                                                      \
+  extern "C" __global__ void __launch_bounds__(THREADS) K##_i16 PARAMS { \
+    K<nvt_t_i16> ARGS;                                                   \
+  }                                                                      \
+  extern "C" __global__ void __launch_bounds__(THREADS) K##_i32 PARAMS { \
+    K<nvt_t_i32> ARGS;                                                   \
+  }                                                                      \
+  extern "C" __global__ void __launch_bounds__(THREADS) K##_i64 PARAMS { \
+    K<nvt_t_i64> ARGS;                                                   \
   }
+#define NVT_FLOAT_KERNELS(K, PARAMS, ARGS) NVT_FLOAT_KERNELS_SIZED(K, 256, PARAMS, ARGS)
+#define NVT_INT_KERNELS(K, PARAMS, ARGS) NVT_INT_KERNELS_SIZED(K, 256, PARAMS, ARGS)

@@ -102,11 +102,12 @@ __device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm
 
 // Products with at most NVT_MM_THIN_ROWS rows (a batch-1 linear layer): the
 // tiled kernel would run N/64 CTAs that each walk all of K behind barriers. Here
-// a CTA owns 32 columns; its 8 warps take every 8th k (a warp reads 32
-// neighbouring elements of a B row per step, A's elements are broadcasts), and
-// the warps' partial sums are added in a fixed order (deterministic).
+// a CTA owns 32 columns; its 32 warps take every 32nd k (a warp reads 32
+// neighbouring elements of a B row per step, A's elements are broadcasts: many
+// loads in flight per SM), and the warps' partial sums are added in a fixed
+// order (deterministic).
 #define NVT_MM_THIN_ROWS 4
-#define NVT_MM_THIN_SLICES 8
+#define NVT_MM_THIN_SLICES 32
 
 template <typename TR>
 __device__ void nvt_matmul_thin(void* out_v, const void* a_v, const void* b_v, nvt_mm_shape s,
@@ -139,7 +140,8 @@ __device__ void nvt_matmul_thin(void* out_v, const void* a_v, const void* b_v, n
         const C bv = TR::load(bcol[k * bo.row_stride]);
         for (int i = 0; i < NVT_MM_THIN_ROWS; ++i) {
           if (i < rows) {
-            acc[i] = TR::mac(acc[i], TR::load(a[a_off + i * ao.row_stride + k * ao.col_stride]), bv);
+            acc[i] =
+                TR::mac(acc[i], TR::load(a[a_off + i * ao.row_stride + k * ao.col_stride]), bv);
           }
         }
       }
@@ -164,5 +166,5 @@ __device__ void nvt_matmul_thin(void* out_v, const void* a_v, const void* b_v, n
 #define NVT_MM_ARGS (out, a, b, s, ao, bo)
 NVT_FLOAT_KERNELS(nvt_matmul, NVT_MM_PARAMS, NVT_MM_ARGS)
 NVT_INT_KERNELS(nvt_matmul, NVT_MM_PARAMS, NVT_MM_ARGS)
-NVT_FLOAT_KERNELS(nvt_matmul_thin, NVT_MM_PARAMS, NVT_MM_ARGS)
-NVT_INT_KERNELS(nvt_matmul_thin, NVT_MM_PARAMS, NVT_MM_ARGS)
+NVT_FLOAT_KERNELS_SIZED(nvt_matmul_thin, 1024, NVT_MM_PARAMS, NVT_MM_ARGS)
+NVT_INT_KERNELS_SIZED(nvt_matmul_thin, 1024, NVT_MM_PARAMS, NVT_MM_ARGS)

@@ -171,6 +171,7 @@ LaunchSpec lower_matmul(const Node* node, const FusionPlan& plan, const KernelTa
             ArgSpec::value(shape), ArgSpec::value(ao),      ArgSpec::value(bo)};
   s.dims.block[0] = 256;
   if (thin) {
+    s.dims.block[0] = 1024;  // 32 columns x 32 k-slices (NVT_MM_THIN_SLICES)
     s.dims.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, (shape.n + 31) / 32));
     s.dims.grid[2] = static_cast<uint32_t>(std::clamp<int64_t>(batches, 1, 65535));
     return s;
