@@ -11,6 +11,7 @@
 #include "drv/kernel_log_reader.h"
 #include "drv/rm/rm_gpu.h"
 #include "drv/tegra/tegra_gpu.h"
+#include "gpu/host_copy.h"
 #include "gpu/hw/barrier.h"
 #include "gpu/hw/methods.h"
 #include "gpu/queue.h"
@@ -286,7 +287,7 @@ void Device::upload(const Buffer& dst, size_t dst_offset, const void* src, size_
   for (size_t done = 0, part = 0; done < bytes; done += half, part ^= 1) {
     size_t n = std::min(half, bytes - done);
     if (pending[part] != 0) wait(copy_.timeline, pending[part]);
-    std::memcpy(staging_.cpu_as<uint8_t>() + part * half, in + done, n);
+    host_copy(staging_.cpu_as<uint8_t>() + part * half, in + done, n);
     CopyQueue q;
     q.copy(dst.va() + dst_offset + done, staging_.va() + part * half, n);
     pending[part] = q.submit(*this);
@@ -321,7 +322,7 @@ void Device::download(void* dst, const Buffer& src, size_t src_offset, size_t by
   for (size_t done = 0; done < bytes || pending[0] != 0 || pending[1] != 0;) {
     if (pending[part] != 0) {
       wait(copy_.timeline, pending[part]);
-      std::memcpy(out + offsets[part], staging_.cpu_as<uint8_t>() + part * half, sizes[part]);
+      host_copy(out + offsets[part], staging_.cpu_as<uint8_t>() + part * half, sizes[part]);
       pending[part] = 0;
     }
     if (done < bytes) {
