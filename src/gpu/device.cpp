@@ -213,12 +213,11 @@ void Device::kick_unfetched_channels() {
     if (ch->gpfifo->fetched_all()) continue;
     // Logged once per device, for diagnosis: a kernel that runs long looks the
     // same from here (its entry fetched and busy, the next ones waiting).
-    if (!doorbell_kick_logged_) {
+    if (!doorbell_kick_logged_.exchange(true)) {
       log::debug("the ", ch->engine == drv::Engine::kCompute ? "compute" : "copy",
                  " channel has unfetched GPFIFO entries (", ch->gpfifo->position(), ", timeline ",
                  ch->timeline.value(), "/", ch->submitted,
                  ") during a wait without progress: ringing its doorbell again");
-      doorbell_kick_logged_ = true;
     }
     ch->gpfifo->ring_doorbell();
   }

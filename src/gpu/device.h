@@ -5,6 +5,7 @@
 // signal pool and the shader local memory. gpu::Device never issues an ioctl:
 // it asks drv::DriverIface for memory and channels.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -123,7 +124,7 @@ class Device {
   uint32_t slm_per_thread_ = 0;
   bool code_uploaded_ = true;
   bool copy_engine_64bit_semaphores_ = true;
-  bool doorbell_kick_logged_ = false;
+  std::atomic<bool> doorbell_kick_logged_{false};
   std::string fault_;
   Buffer staging_;
   std::unique_ptr<CodeHeap> code_heap_;  // freed before the driver closes, after every program

@@ -67,7 +67,9 @@ void GpfifoRing::submit(uint64_t pushbuffer_va, uint32_t words) {
 
 uint32_t GpfifoRing::unfetched() const {
   const uint32_t n = channel_.ring_entries;
-  return (put_ + n - *channel_.gp_get % n) % n;
+  // GP_PUT as the GPU sees it (USERD), not put_: waits on other threads call this
+  // while a submitter may be advancing put_.
+  return (*channel_.gp_put % n + n - *channel_.gp_get % n) % n;
 }
 
 void GpfifoRing::ring_doorbell() {
