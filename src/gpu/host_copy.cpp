@@ -9,6 +9,7 @@
 namespace nvhcq::gpu {
 
 void host_copy(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;  // memcpy wants valid pointers even for nothing
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = std::min(kCopyThreads, cores);
   if (bytes < kParallelCopyMin || threads < 2) {
