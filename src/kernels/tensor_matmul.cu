@@ -21,6 +21,27 @@ struct nvt_mm_operand {
 #define NVT_MM_TILE 64
 #define NVT_MM_K 16
 
+// Matrices in the batch (the product of the batch extents).
+NVT_FN long long nvt_mm_batches(const nvt_mm_shape& s) {
+  long long batches = 1;
+  for (int d = 0; d < s.batch_dims; ++d) batches *= s.batch[d];
+  return batches;
+}
+
+// Where matrix z of the batch starts in A and in B.
+NVT_FN void nvt_mm_batch_offsets(const nvt_mm_shape& s, const nvt_mm_operand& ao,
+                                 const nvt_mm_operand& bo, long long z, long long* a_off,
+                                 long long* b_off) {
+  *a_off = ao.offset;
+  *b_off = bo.offset;
+  for (int d = s.batch_dims - 1; d >= 0; --d) {
+    const long long i = z % s.batch[d];
+    z /= s.batch[d];
+    *a_off += i * ao.batch_stride[d];
+    *b_off += i * bo.batch_stride[d];
+  }
+}
+
 template <typename TR>
 __device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm_shape s,
                            nvt_mm_operand ao, nvt_mm_operand bo) {
@@ -34,16 +55,10 @@ __device__ void nvt_matmul(void* out_v, const void* a_v, const void* b_v, nvt_mm
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const long long m0 = (long long)blockIdx.y * NVT_MM_TILE,
                   n0 = (long long)blockIdx.x * NVT_MM_TILE;
-  long long batches = 1;
-  for (int d = 0; d < s.batch_dims; ++d) batches *= s.batch[d];
+  const long long batches = nvt_mm_batches(s);
   for (long long z = blockIdx.z; z < batches; z += gridDim.z) {
-    long long a_off = ao.offset, b_off = bo.offset, rem = z;
-    for (int d = s.batch_dims - 1; d >= 0; --d) {
-      const long long i = rem % s.batch[d];
-      rem /= s.batch[d];
-      a_off += i * ao.batch_stride[d];
-      b_off += i * bo.batch_stride[d];
-    }
+    long long a_off, b_off;
+    nvt_mm_batch_offsets(s, ao, bo, z, &a_off, &b_off);
     C acc[4][4];
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) acc[i][j] = 0;
@@ -121,16 +136,10 @@ __device__ void nvt_matmul_thin(void* out_v, const void* a_v, const void* b_v, n
   const int lane = threadIdx.x % 32, slice = threadIdx.x / 32;
   const long long n = (long long)blockIdx.x * 32 + lane;
   const int rows = (int)s.m;
-  long long batches = 1;
-  for (int d = 0; d < s.batch_dims; ++d) batches *= s.batch[d];
+  const long long batches = nvt_mm_batches(s);
   for (long long z = blockIdx.z; z < batches; z += gridDim.z) {
-    long long a_off = ao.offset, b_off = bo.offset, rem = z;
-    for (int d = s.batch_dims - 1; d >= 0; --d) {
-      const long long i = rem % s.batch[d];
-      rem /= s.batch[d];
-      a_off += i * ao.batch_stride[d];
-      b_off += i * bo.batch_stride[d];
-    }
+    long long a_off, b_off;
+    nvt_mm_batch_offsets(s, ao, bo, z, &a_off, &b_off);
     C acc[NVT_MM_THIN_ROWS];
     for (int i = 0; i < NVT_MM_THIN_ROWS; ++i) acc[i] = 0;
     if (n < s.n) {
