@@ -288,60 +288,15 @@ std::string unary_expr(UnaryOp op, DType t, const std::string& a) {
   unsupported(name, t);
 }
 
-std::string binary_expr(BinaryOp op, DType t, const std::string& a, const std::string& b) {
-  const char* name = cpu::op_name(op);
-  if (float_kind(t)) {
-    const std::string za = "(" + a + ") != 0.0f", zb = "(" + b + ") != 0.0f";
-    switch (op) {
-      case BinaryOp::kAdd:
-        return infix(a, "+", b);
-      case BinaryOp::kSub:
-        return infix(a, "-", b);
-      case BinaryOp::kMul:
-        return infix(a, "*", b);
-      case BinaryOp::kDiv:
-        return infix(a, "/", b);
-      case BinaryOp::kPow:
-        return call("powf", a, b);
-      case BinaryOp::kMax:
-        return call("nvt_max", a, b);
-      case BinaryOp::kMin:
-        return call("nvt_min", a, b);
-      case BinaryOp::kMod:
-        return call("nvt_mod", a, b);
-      case BinaryOp::kLt:
-        return as_bool(infix(a, "<", b));
-      case BinaryOp::kLe:
-        return as_bool(infix(a, "<=", b));
-      case BinaryOp::kEq:
-        return as_bool(infix(a, "==", b));
-      case BinaryOp::kNe:
-        return as_bool(infix(a, "!=", b));
-      case BinaryOp::kGt:
-        return as_bool(infix(a, ">", b));
-      case BinaryOp::kGe:
-        return as_bool(infix(a, ">=", b));
-      case BinaryOp::kLogicalAnd:
-        return as_bool("(" + za + ") && (" + zb + ")");
-      case BinaryOp::kLogicalOr:
-        return as_bool("(" + za + ") || (" + zb + ")");
-      case BinaryOp::kLogicalXor:
-        return as_bool("(" + za + ") != (" + zb + ")");
-      default:
-        break;
-    }
-    unsupported(name, t);
-  }
-  const std::string za = "(" + a + ") != 0", zb = "(" + b + ") != 0";
+namespace {
+
+// The binary ops spelled alike for every type: max/min/mod, comparisons, and
+// the logical ones (which test each side against the type's `zero`). Empty for
+// the others.
+std::string binary_expr_any_type(BinaryOp op, const std::string& a, const std::string& b,
+                                 const char* zero) {
+  const std::string za = "(" + a + ") != " + zero, zb = "(" + b + ") != " + zero;
   switch (op) {
-    case BinaryOp::kAdd:
-      return call("nvt_add", a, b);
-    case BinaryOp::kSub:
-      return call("nvt_sub", a, b);
-    case BinaryOp::kMul:
-      return call("nvt_mul", a, b);
-    case BinaryOp::kPow:
-      return call("nvt_pow", a, b);
     case BinaryOp::kMax:
       return call("nvt_max", a, b);
     case BinaryOp::kMin:
@@ -366,6 +321,43 @@ std::string binary_expr(BinaryOp op, DType t, const std::string& a, const std::s
       return as_bool("(" + za + ") || (" + zb + ")");
     case BinaryOp::kLogicalXor:
       return as_bool("(" + za + ") != (" + zb + ")");
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+std::string binary_expr(BinaryOp op, DType t, const std::string& a, const std::string& b) {
+  const char* name = cpu::op_name(op);
+  const bool f = float_kind(t);
+  if (std::string e = binary_expr_any_type(op, a, b, f ? "0.0f" : "0"); !e.empty()) return e;
+  if (f) {
+    switch (op) {
+      case BinaryOp::kAdd:
+        return infix(a, "+", b);
+      case BinaryOp::kSub:
+        return infix(a, "-", b);
+      case BinaryOp::kMul:
+        return infix(a, "*", b);
+      case BinaryOp::kDiv:
+        return infix(a, "/", b);
+      case BinaryOp::kPow:
+        return call("powf", a, b);
+      default:
+        break;
+    }
+    unsupported(name, t);
+  }
+  switch (op) {
+    case BinaryOp::kAdd:
+      return call("nvt_add", a, b);
+    case BinaryOp::kSub:
+      return call("nvt_sub", a, b);
+    case BinaryOp::kMul:
+      return call("nvt_mul", a, b);
+    case BinaryOp::kPow:
+      return call("nvt_pow", a, b);
     case BinaryOp::kBitAnd:
       return infix(a, "&", b);
     case BinaryOp::kBitOr:
