@@ -3,8 +3,11 @@
 // links against none of them: a missing library is an Error naming every place
 // that was searched, never a failure to start.
 
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include "base/error.h"
 
 namespace nvhcq {
 
@@ -32,6 +35,35 @@ class DynLib {
   // support being unloaded and reloaded.
   void* handle_ = nullptr;
   std::string path_, what_;
+};
+
+// An API table bound by `Load` (from a DynLib), loaded once per process: get()
+// returns it, or throws the first attempt's Error again; available() says
+// whether it loaded.
+template <typename Api, Api (*Load)()>
+struct LoadedOnce {
+  static const Api& get() {
+    static std::once_flag once;
+    static Api api;
+    static std::string failure;
+    std::call_once(once, [] {
+      try {
+        api = Load();
+      } catch (const Error& e) {
+        failure = e.what();
+      }
+    });
+    if (!failure.empty()) throw Error(failure);
+    return api;
+  }
+  static bool available() {
+    try {
+      get();
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  }
 };
 
 // Directories where the CUDA toolkit's libraries live, most specific first:

@@ -1,7 +1,5 @@
 #include "compile/nvrtc_api.h"
 
-#include <mutex>
-
 #include "base/dynlib.h"
 #include "base/error.h"
 
@@ -37,27 +35,11 @@ NvrtcApi load() {
 }  // namespace
 
 const NvrtcApi& nvrtc() {
-  static std::once_flag once;
-  static NvrtcApi api;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      api = load();
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (!failure.empty()) throw Error(failure);
-  return api;
+  return LoadedOnce<NvrtcApi, load>::get();
 }
 
 bool nvrtc_available() {
-  try {
-    nvrtc();
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+  return LoadedOnce<NvrtcApi, load>::available();
 }
 
 }  // namespace nvhcq::compile

@@ -1,7 +1,5 @@
 #include "cuda/cublas_api.h"
 
-#include <mutex>
-
 #include "base/dynlib.h"
 #include "base/error.h"
 
@@ -55,27 +53,11 @@ const char* status_name(cublasStatus_t s) {
 }  // namespace
 
 const CublasApi& cublas() {
-  static std::once_flag once;
-  static CublasApi api;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      api = load();
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (!failure.empty()) throw Error(failure);
-  return api;
+  return LoadedOnce<CublasApi, load>::get();
 }
 
 bool cublas_available() {
-  try {
-    cublas();
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+  return LoadedOnce<CublasApi, load>::available();
 }
 
 void check_cublas(cublasStatus_t status, const char* what) {

@@ -1,7 +1,5 @@
 #include "cuda/cuda_api.h"
 
-#include <mutex>
-
 #include "base/dynlib.h"
 #include "base/error.h"
 
@@ -79,27 +77,11 @@ CudaApi load() {
 }  // namespace
 
 const CudaApi& cuda() {
-  static std::once_flag once;
-  static CudaApi api;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      api = load();
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (!failure.empty()) throw Error(failure);
-  return api;
+  return LoadedOnce<CudaApi, load>::get();
 }
 
 bool cuda_available() {
-  try {
-    cuda();
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+  return LoadedOnce<CudaApi, load>::available();
 }
 
 void check(CUresult rc, const char* what) {
