@@ -247,12 +247,5 @@ int main(int argc, char** argv) {
       .option("backend", "LIST", "backends: nv, cuda or both", "nv,cuda")
       .option("blocks", "N", "alternating timed batches per backend", "5")
       .option("json", "PATH", "write the results as JSON");
-  return bench::guarded_main("bench_bandwidth", [&] {
-    auto args = parser.parse(std::vector<std::string>(argv + 1, argv + argc));
-    if (args.help_requested()) {
-      std::printf("%s", parser.usage().c_str());
-      return 0;
-    }
-    return bench::run(args);
-  });
+  return bench::parse_and_run("bench_bandwidth", parser, argc, argv, bench::run);
 }

@@ -207,12 +207,5 @@ int main(int argc, char** argv) {
       .flag("no-charts", "write charts.gp and its data, do not run gnuplot")
       .option("timeout", "S", "time limit per benchmark program", "600")
       .option("bin", "DIR", "where the bench_* programs are (default: next to this one)");
-  return bench::guarded_main("bench_compare", [&] {
-    auto args = parser.parse(std::vector<std::string>(argv + 1, argv + argc));
-    if (args.help_requested()) {
-      std::printf("%s", parser.usage().c_str());
-      return 0;
-    }
-    return bench::run(args);
-  });
+  return bench::parse_and_run("bench_compare", parser, argc, argv, bench::run);
 }

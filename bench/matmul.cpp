@@ -309,12 +309,5 @@ int main(int argc, char** argv) {
       .option("blocks", "N", "alternating timed batches per contender", "5")
       .option("target-ms", "MS", "GPU time per batch", "20")
       .option("json", "PATH", "write the results as JSON");
-  return bench::guarded_main("bench_matmul", [&] {
-    auto args = parser.parse(std::vector<std::string>(argv + 1, argv + argc));
-    if (args.help_requested()) {
-      std::printf("%s", parser.usage().c_str());
-      return 0;
-    }
-    return bench::run(args);
-  });
+  return bench::parse_and_run("bench_matmul", parser, argc, argv, bench::run);
 }

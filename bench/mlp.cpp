@@ -291,12 +291,5 @@ int main(int argc, char** argv) {
       .option("iters", "N", "timed forward passes per backend and mode", "1000")
       .option("backend", "LIST", "backends: nv, cuda or both", "nv,cuda")
       .option("json", "PATH", "write the results as JSON");
-  return bench::guarded_main("bench_mlp", [&] {
-    auto args = parser.parse(std::vector<std::string>(argv + 1, argv + argc));
-    if (args.help_requested()) {
-      std::printf("%s", parser.usage().c_str());
-      return 0;
-    }
-    return bench::run(args);
-  });
+  return bench::parse_and_run("bench_mlp", parser, argc, argv, bench::run);
 }

@@ -268,12 +268,5 @@ int main(int argc, char** argv) {
       .option("unfused-limit", "BYTES",
               "time the unfused chain when its intermediates fit (Ki, Mi, Gi)", "4Gi")
       .option("json", "PATH", "write the results as JSON");
-  return bench::guarded_main("bench_tensor_chain", [&] {
-    auto args = parser.parse(std::vector<std::string>(argv + 1, argv + argc));
-    if (args.help_requested()) {
-      std::printf("%s", parser.usage().c_str());
-      return 0;
-    }
-    return bench::run(args);
-  });
+  return bench::parse_and_run("bench_tensor_chain", parser, argc, argv, bench::run);
 }

@@ -175,12 +175,5 @@ int main(int argc, char** argv) {
       .option("backend", "LIST", "backends: nv, cuda or both", "nv,cuda")
       .option("blocks", "N", "alternating timed blocks per backend", "5")
       .option("json", "PATH", "write the results as JSON");
-  return bench::guarded_main("bench_tensor_mlp", [&] {
-    auto args = parser.parse(std::vector<std::string>(argv + 1, argv + argc));
-    if (args.help_requested()) {
-      std::printf("%s", parser.usage().c_str());
-      return 0;
-    }
-    return bench::run(args);
-  });
+  return bench::parse_and_run("bench_tensor_mlp", parser, argc, argv, bench::run);
 }

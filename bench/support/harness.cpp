@@ -183,6 +183,18 @@ int guarded_main(const char* program, const std::function<int()>& body) {
   }
 }
 
+int parse_and_run(const char* program, const ArgParser& parser, int argc, char** argv,
+                  const std::function<int(const ArgParser::Result&)>& run) {
+  return guarded_main(program, [&] {
+    auto args = parser.parse(std::vector<std::string>(argv + 1, argv + argc));
+    if (args.help_requested()) {
+      std::printf("%s", parser.usage().c_str());
+      return 0;
+    }
+    return run(args);
+  });
+}
+
 std::string bytes_label(uint64_t bytes) {
   if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
     return std::to_string(bytes >> 30) + " GiB";

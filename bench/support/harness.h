@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/args.h"
 #include "base/error.h"
 #include "gpu/accelerator.h"
 #include "kernels/gemm_plan.h"
@@ -82,6 +83,10 @@ void fail_if_problems(const std::vector<std::string>& problems, const std::strin
 // Runs a benchmark's body, printing failures: returns 0, 1 (CheckFailure, Error,
 // other exceptions) or 2 (UsageError).
 int guarded_main(const char* program, const std::function<int()>& body);
+// A benchmark's main: parses argv with `parser` (--help prints the usage), then
+// runs `run` under guarded_main.
+int parse_and_run(const char* program, const ArgParser& parser, int argc, char** argv,
+                  const std::function<int(const ArgParser::Result&)>& run);
 
 // Bytes as "1 MiB", "256 MiB", "1 GiB"; counts as "1M", "10M", "256M".
 std::string bytes_label(uint64_t bytes);
