@@ -37,20 +37,6 @@ ElementwiseOp parse_op(const std::string& s) {
   throw UsageError("unknown op '" + s + "' (add, mul, exp, relu)");
 }
 
-double reference(ElementwiseOp op, double a, double b) {
-  switch (op) {
-    case ElementwiseOp::kAdd:
-      return a + b;
-    case ElementwiseOp::kMul:
-      return a * b;
-    case ElementwiseOp::kExp:
-      return std::exp(a);
-    case ElementwiseOp::kRelu:
-      return a < 0 ? 0 : a;
-  }
-  return 0;
-}
-
 struct Operands {
   std::unique_ptr<gpu::DeviceMemory> a, b, out;
 };
@@ -155,7 +141,7 @@ class ElementwiseBench {
       acc.download(bytes.data(), out, lo * es, bytes.size());
       std::vector<float> got = decode(type, bytes, hi - lo);
       for (uint64_t i = lo; i < hi; ++i) {
-        double want = reference(op, a.values[i], b.values[i]);
+        double want = kernels::elementwise_reference(op, a.values[i], b.values[i]);
         double g = got[i - lo];
         double tol = type == GemmType::kF32 ? std::fabs(want) * 1e-6 + 1e-30
                                             : std::fabs(want) * 1.5e-3 + 1e-7;

@@ -1,6 +1,7 @@
 #include "kernels/gemm_plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/error.h"
 
@@ -211,6 +212,20 @@ const char* elementwise_op_name(ElementwiseOp op) {
       return "relu";
   }
   return "?";
+}
+
+double elementwise_reference(ElementwiseOp op, double a, double b) {
+  switch (op) {
+    case ElementwiseOp::kAdd:
+      return a + b;
+    case ElementwiseOp::kMul:
+      return a * b;
+    case ElementwiseOp::kExp:
+      return std::exp(a);
+    case ElementwiseOp::kRelu:
+      return a < 0 ? 0 : a;
+  }
+  return 0;
 }
 
 int elementwise_inputs(ElementwiseOp op) {

@@ -57,6 +57,9 @@ std::vector<std::string> gemm_kernel_names(const std::string& file);
 enum class ElementwiseOp { kAdd, kMul, kExp, kRelu };
 const char* elementwise_op_name(ElementwiseOp op);  // "add", "mul", "exp", "relu"
 int elementwise_inputs(ElementwiseOp op);           // 2 for add and mul, else 1
+// What the op computes, in float64 (the reference its kernels are checked against;
+// b is ignored by the one-input ops).
+double elementwise_reference(ElementwiseOp op, double a, double b);
 // ew_<op>_<f32|f16> over n elements (type kF32 or kF16).
 KernelLaunch plan_elementwise(ElementwiseOp op, GemmType type, uint64_t n, uint32_t sm_count);
 // bias_act_<f32|f16> over a rows x cols matrix: (y, bias, rows, cols, relu).

@@ -23,20 +23,6 @@ namespace {
 
 constexpr size_t kGuard = 64;
 
-double reference(ElementwiseOp op, double a, double b) {
-  switch (op) {
-    case ElementwiseOp::kAdd:
-      return a + b;
-    case ElementwiseOp::kMul:
-      return a * b;
-    case ElementwiseOp::kExp:
-      return std::exp(a);
-    case ElementwiseOp::kRelu:
-      return a < 0 ? 0 : a;
-  }
-  return 0;
-}
-
 gpu::LaunchDims dims(const KernelLaunch& l) {
   gpu::LaunchDims d;
   for (int i = 0; i < 3; ++i) {
@@ -108,7 +94,7 @@ class ElementwiseKernelsTest : public ::testing::TestWithParam<std::string> {
     for (size_t i = off + n * es; i < out.size(); ++i)
       ASSERT_EQ(out[i], 0x3c) << "write after the output";
     for (uint64_t i = 0; i < n; ++i) {
-      double want = reference(op, av[i], bv[i]);
+      double want = elementwise_reference(op, av[i], bv[i]);
       double got;
       if (half) {
         uint16_t h;

@@ -281,20 +281,6 @@ TEST(GemmEmulation, PlanRefusesVariantsThatCannotAddressTheShape) {
 using Binary = void (*)(void*, const void*, const void*, uint64_t);
 using Unary = void (*)(void*, const void*, uint64_t);
 
-double reference_op(ElementwiseOp op, double a, double b) {
-  switch (op) {
-    case ElementwiseOp::kAdd:
-      return a + b;
-    case ElementwiseOp::kMul:
-      return a * b;
-    case ElementwiseOp::kExp:
-      return std::exp(a);
-    case ElementwiseOp::kRelu:
-      return a < 0 ? 0 : a;
-  }
-  return 0;
-}
-
 void run_elementwise(ElementwiseOp op, GemmType type, uint64_t n, size_t misalign) {
   SCOPED_TRACE(std::string(elementwise_op_name(op)) + " " + gemm_type_name(type) +
                " n=" + std::to_string(n) + " misalign=" + std::to_string(misalign));
@@ -344,7 +330,7 @@ void run_elementwise(ElementwiseOp op, GemmType type, uint64_t n, size_t misalig
   for (size_t i = (misalign + n) * es; i < out.size(); ++i)
     ASSERT_EQ(out[i], 0x5a) << "write after the output";
   for (uint64_t i = 0; i < n; ++i) {
-    double want = reference_op(op, av[i], bv[i]);
+    double want = elementwise_reference(op, av[i], bv[i]);
     double got;
     if (half) {
       uint16_t h;
