@@ -1,4 +1,5 @@
-// The op suite (tests/ops/*_cases.cpp) on the GPU tensor backends: every case on
+// The op suite (tests/ops/*_cases.cpp, the Networks and EdgeTensors suites of
+// tests/ops/robust_op_cases.h included) on the GPU tensor backends: every case on
 // "nv" (nvhcq's direct path) and on "cuda" (the CUDA driver API), the same cases
 // on both (f64 cases are left out: the GPU backends do not support f64). New
 // device buffers are poisoned so an element a kernel fails to write is caught.
@@ -12,6 +13,7 @@
 #include <cstdlib>
 
 #include "ops/op_cases.h"
+#include "ops/robust_op_cases.h"
 #include "tensor/gpu/gpu_backend.h"
 #include "tensor/gpu_test_devices.h"
 
@@ -56,6 +58,8 @@ NVHCQ_GPU_SUITE(NeuralNet, nn_cases);
 NVHCQ_GPU_SUITE(Creation, creation_cases);
 NVHCQ_GPU_SUITE(OpErrors, error_cases);
 NVHCQ_GPU_SUITE(Models, model_cases);
+NVHCQ_GPU_SUITE(Networks, network_cases);
+NVHCQ_GPU_SUITE(EdgeTensors, edge_tensor_cases);
 
 }  // namespace
 }  // namespace nvhcq::optest
