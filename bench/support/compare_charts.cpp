@@ -17,41 +17,6 @@
 namespace nvhcq::bench {
 namespace {
 
-std::string text_of(const Json& row, const std::string& key) {
-  const Json& v = row[key];
-  if (v.is_string()) return v.string();
-  if (v.is_number()) {
-    double d = v.number();
-    if (d == std::floor(d) && std::fabs(d) < 1e15) return std::to_string(static_cast<long long>(d));
-    return format_number(d);
-  }
-  return "";
-}
-
-double value_where(const Json& doc, const std::vector<std::pair<std::string, std::string>>& filter,
-                   const std::string& key) {
-  for (const Json& row : doc["rows"].array()) {
-    bool match = true;
-    for (const auto& [k, v] : filter) match = match && text_of(row, k) == v;
-    if (match && row[key].is_number()) return row[key].number();
-  }
-  return std::nan("");
-}
-
-std::vector<std::string> distinct(
-    const Json& doc, const std::string& key,
-    const std::vector<std::pair<std::string, std::string>>& filter = {}) {
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  for (const Json& row : doc["rows"].array()) {
-    bool match = true;
-    for (const auto& [k, v] : filter) match = match && text_of(row, k) == v;
-    std::string v = text_of(row, key);
-    if (match && !v.empty() && seen.insert(v).second) out.push_back(v);
-  }
-  return out;
-}
-
 std::string num(double v) {
   if (std::isnan(v)) return "?";
   char buf[32];
@@ -129,7 +94,7 @@ void chart_matmul(const Json& doc, const std::string& dir, std::ostringstream& g
         std::vector<std::pair<std::string, std::string>> f = {
             {"type", type}, {"size", size}, {"backend", series[i].first}};
         if (!series[i].second.empty()) f.push_back({"family", series[i].second});
-        double v = value_where(doc, f, "TFLOP/s");
+        double v = metric(doc, f, "TFLOP/s");
         cols[i].push_back(v);
         d << " " << num(v);
       }
@@ -171,9 +136,8 @@ void chart_bandwidth(const Json& doc, const std::string& dir, std::ostringstream
     for (const auto& size : distinct(doc, "size", {{"test", test}})) {
       std::string key = alloc ? "us" : "GB/s";
       d << label(size) << " "
-        << num(value_where(doc, {{"test", test}, {"size", size}, {"backend", "nv"}}, key)) << " "
-        << num(value_where(doc, {{"test", test}, {"size", size}, {"backend", "cuda"}}, key))
-        << "\n";
+        << num(metric(doc, {{"test", test}, {"size", size}, {"backend", "nv"}}, key)) << " "
+        << num(metric(doc, {{"test", test}, {"size", size}, {"backend", "cuda"}}, key)) << "\n";
     }
     write_file(dir + "/" + file, d.str());
     gp << "set title '" << test << "'\nset ylabel '" << (alloc ? "us (p50)" : "GB/s") << "'\n"
@@ -234,13 +198,13 @@ void chart_elementwise(const Json& doc, const std::string& dir, std::ostringstre
     for (const auto& op : ops) d << " " << op << "_nv " << op << "_cuda";
     d << "\n";
     for (const auto& count : distinct(doc, "count", {{"type", type}})) {
-      double n = value_where(doc, {{"type", type}, {"count", count}}, "elements");
+      double n = metric(doc, {{"type", type}, {"count", count}}, "elements");
       d << num(n);
       for (const auto& op : ops) {
         for (const char* be : {"nv", "cuda"}) {
           d << " "
-            << num(value_where(doc, {{"type", type}, {"count", count}, {"op", op}, {"backend", be}},
-                               "GB/s"));
+            << num(metric(doc, {{"type", type}, {"count", count}, {"op", op}, {"backend", be}},
+                          "GB/s"));
         }
       }
       d << "\n";
@@ -273,10 +237,10 @@ void chart_mlp(const Json& doc, const std::string& dir, std::ostringstream& gp) 
           return g;
         };
         d << label(type + " b" + batch + " " + mode) << " "
-          << num(value_where(doc, with("nv"), "p50 us")) << " "
-          << num(value_where(doc, with("cuda"), "p50 us")) << " "
-          << num(value_where(doc, with("nv"), "samples/s")) << " "
-          << num(value_where(doc, with("cuda"), "samples/s")) << "\n";
+          << num(metric(doc, with("nv"), "p50 us")) << " "
+          << num(metric(doc, with("cuda"), "p50 us")) << " "
+          << num(metric(doc, with("nv"), "samples/s")) << " "
+          << num(metric(doc, with("cuda"), "samples/s")) << "\n";
       }
     }
   }

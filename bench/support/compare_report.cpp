@@ -15,51 +15,6 @@ namespace {
 
 const char* kBenchmarks[] = {"matmul", "bandwidth", "launch", "elementwise", "mlp"};
 
-// A field as text: strings as they are, integral numbers without a fraction.
-std::string text_of(const Json& row, const std::string& key) {
-  const Json& v = row[key];
-  if (v.is_string()) return v.string();
-  if (v.is_number()) {
-    double d = v.number();
-    if (d == std::floor(d) && std::fabs(d) < 1e15) return std::to_string(static_cast<long long>(d));
-    return format_number(d);
-  }
-  return "";
-}
-
-using Filter = std::vector<std::pair<std::string, std::string>>;
-
-// Rows of `doc` whose fields equal every filter value.
-std::vector<const Json*> rows_where(const Json& doc, const Filter& filter) {
-  std::vector<const Json*> out;
-  for (const Json& row : doc["rows"].array()) {
-    bool match = true;
-    for (const auto& [k, v] : filter) match = match && text_of(row, k) == v;
-    if (match) out.push_back(&row);
-  }
-  return out;
-}
-
-// The first matching row's metric, or NaN.
-double metric(const Json& doc, const Filter& filter, const std::string& key) {
-  for (const Json* r : rows_where(doc, filter)) {
-    if ((*r)[key].is_number()) return (*r)[key].number();
-  }
-  return std::nan("");
-}
-
-// Distinct values of `key` in row order.
-std::vector<std::string> distinct(const Json& doc, const std::string& key,
-                                  const Filter& filter = {}) {
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  for (const Json* r : rows_where(doc, filter)) {
-    std::string v = text_of(*r, key);
-    if (!v.empty() && seen.insert(v).second) out.push_back(v);
-  }
-  return out;
-}
-
 std::string cell(double v) {
   return std::isnan(v) ? "—" : format_number(v);
 }
@@ -355,6 +310,44 @@ void section_targets(std::ostringstream& o, const CompareInputs& in) {
 }
 
 }  // namespace
+
+std::string text_of(const Json& row, const std::string& key) {
+  const Json& v = row[key];
+  if (v.is_string()) return v.string();
+  if (v.is_number()) {
+    double d = v.number();
+    if (d == std::floor(d) && std::fabs(d) < 1e15) return std::to_string(static_cast<long long>(d));
+    return format_number(d);
+  }
+  return "";
+}
+
+std::vector<const Json*> rows_where(const Json& doc, const Filter& filter) {
+  std::vector<const Json*> out;
+  for (const Json& row : doc["rows"].array()) {
+    bool match = true;
+    for (const auto& [k, v] : filter) match = match && text_of(row, k) == v;
+    if (match) out.push_back(&row);
+  }
+  return out;
+}
+
+double metric(const Json& doc, const Filter& filter, const std::string& key) {
+  for (const Json* r : rows_where(doc, filter)) {
+    if ((*r)[key].is_number()) return (*r)[key].number();
+  }
+  return std::nan("");
+}
+
+std::vector<std::string> distinct(const Json& doc, const std::string& key, const Filter& filter) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const Json* r : rows_where(doc, filter)) {
+    std::string v = text_of(*r, key);
+    if (!v.empty() && seen.insert(v).second) out.push_back(v);
+  }
+  return out;
+}
 
 std::string format_number(double v) {
   char buf[64];

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/json.h"
@@ -33,5 +34,18 @@ std::vector<std::string> write_chart_script(const CompareInputs& in, const std::
 
 // "1.23", "45.6", "1234": the precision the tables use.
 std::string format_number(double v);
+
+// Reading a benchmark's result rows (doc["rows"]): `filter` pairs a field with
+// the text it must have.
+using Filter = std::vector<std::pair<std::string, std::string>>;
+// A field as text: strings as they are, integral numbers without a fraction.
+std::string text_of(const Json& row, const std::string& key);
+// Rows of `doc` whose fields equal every filter value.
+std::vector<const Json*> rows_where(const Json& doc, const Filter& filter);
+// The first matching row's number `key`, or NaN.
+double metric(const Json& doc, const Filter& filter, const std::string& key);
+// Distinct non-empty values of `key` among the matching rows, in row order.
+std::vector<std::string> distinct(const Json& doc, const std::string& key,
+                                  const Filter& filter = {});
 
 }  // namespace nvhcq::bench
