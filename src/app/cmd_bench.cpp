@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -18,6 +18,7 @@
 
 #include "app/bench_table.h"
 #include "app/commands.h"
+#include "app/thread_option.h"
 #include "base/args.h"
 #include "base/error.h"
 #include "cpu/thread_pool.h"
@@ -32,7 +33,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -81,7 +84,8 @@ std::string model_label(const llm::LlamaModel& m, uint64_t params) {
 // Tokens for the tests: ids spread over the vocabulary (speed does not depend on them).
 std::vector<int32_t> test_tokens(int n, uint32_t vocab) {
   std::vector<int32_t> t(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) t[static_cast<size_t>(i)] = static_cast<int32_t>((7919ull * (i + 1)) % vocab);
+  for (int i = 0; i < n; ++i)
+    t[static_cast<size_t>(i)] = static_cast<int32_t>((7919ull * (i + 1)) % vocab);
   return t;
 }
 
@@ -108,8 +112,9 @@ struct Plan {
   int threads = 0;
 };
 
-void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaModel& model, const Plan& plan,
-               BenchRow base, std::vector<BenchRow>& rows, std::vector<BenchSetup>& setups) {
+void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaModel& model,
+               const Plan& plan, BenchRow base, std::vector<BenchRow>& rows,
+               std::vector<BenchSetup>& setups) {
   auto acc = cuda::open_accelerator(backend);
   cpu::ThreadPool pool(plan.threads);
   BenchSetup setup;
@@ -126,7 +131,9 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
   const auto t_load = Clock::now();
   const bool tty = isatty(fileno(stderr));
   llm::GpuLlama gpu(model, *acc, pool, o, [&](double f) {
-    if (tty) std::fprintf(stderr, "\ruploading %s to %s: %3d%%", base.model.c_str(), backend.c_str(), static_cast<int>(100 * f));
+    if (tty)
+      std::fprintf(stderr, "\ruploading %s to %s: %3d%%", base.model.c_str(), backend.c_str(),
+                   static_cast<int>(100 * f));
   });
   gpu.synchronize();
   setup.load_seconds = since(t_load);
@@ -238,7 +245,8 @@ void bench_cpu(const std::string& file, llm::LlamaModel& model, const Plan& plan
       const auto t0 = Clock::now();
       for (int i = 0; i < n; ++i) {
         model.forward(std::vector<int32_t>{token}, cache, pool, logits);
-        token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        token =
+            static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
       }
       if (r >= 0) row.seconds.push_back(since(t0));
     }
@@ -250,15 +258,18 @@ void bench_cpu(const std::string& file, llm::LlamaModel& model, const Plan& plan
 }
 
 ArgParser make_parser() {
-  ArgParser p("nvhcq bench", "Measure prompt processing (pp) and generation (tg) speed, llama-bench style.");
+  ArgParser p("nvhcq bench",
+              "Measure prompt processing (pp) and generation (tg) speed, llama-bench style.");
   p.option("model", "FILE[,FILE...]", "GGUF models", "", 'm')
       .option("n-prompt", "N[,N...]", "prompt lengths (0: no pp test)", "512", 'p')
       .option("n-gen", "N[,N...]", "tokens to generate (0: no tg test)", "128", 'n')
       .option("repetitions", "R", "timed runs per test (after one warm-up)", "3", 'r')
-      .option("backend", "NAME[,NAME...]", "nv, cuda, cpu or auto (nv when a GPU is present)", "auto")
+      .option("backend", "NAME[,NAME...]", "nv, cuda, cpu or auto (nv when a GPU is present)",
+              "auto")
       .option("threads", "N", "CPU threads (cpu backend, weight repacking)", "", 't')
       .option("json", "PATH", "also write the results as JSON")
-      .flag("profile", "time one decode step kernel by kernel and print the breakdown by kernel class");
+      .flag("profile",
+            "time one decode step kernel by kernel and print the breakdown by kernel class");
   return p;
 }
 
@@ -279,12 +290,7 @@ int run_bench(const Args& args) {
   plan.reps = static_cast<int>(r.get_int("repetitions"));
   if (plan.reps < 1 || plan.reps > 1000) throw UsageError("--repetitions must be 1 to 1000");
   plan.profile = r.flag("profile");
-  plan.threads = cpu::default_thread_count();
-  if (!r.get("threads").empty()) {
-    const long long t = r.get_int("threads");
-    if (t < 1 || t > 4096) throw UsageError("--threads must be 1 to 4096");
-    plan.threads = static_cast<int>(t);
-  }
+  plan.threads = thread_count_option(r);
   std::vector<std::string> backends;
   for (const std::string& b : split_list(r.get("backend"))) {
     if (b == "auto") {
@@ -302,8 +308,9 @@ int run_bench(const Args& args) {
   // Backend by backend, every model on one before the next: a direct-path (nv)
   // device opened after a CUDA context of the same process was closed has been
   // seen to stall on the H200 (docs/perf-notes.md), so nv goes first.
-  std::stable_sort(backends.begin(), backends.end(),
-                   [](const std::string& a, const std::string& b) { return a == "nv" && b != "nv"; });
+  std::stable_sort(
+      backends.begin(), backends.end(),
+      [](const std::string& a, const std::string& b) { return a == "nv" && b != "nv"; });
   std::vector<std::unique_ptr<llm::LlamaModel>> models;
   std::vector<BenchRow> bases;
   for (const std::string& file : files) {

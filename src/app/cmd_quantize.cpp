@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "app/commands.h"
+#include "app/thread_option.h"
 #include "base/args.h"
 #include "base/error.h"
 #include "cpu/thread_pool.h"
@@ -35,12 +36,7 @@ int run_quantize(const Args& args) {
   const auto ftype = llm::parse_file_type(type);
   if (!ftype)
     throw UsageError("unknown TYPE '" + type + "' (one of " + llm::file_type_names() + ")");
-  int threads = cpu::default_thread_count();
-  if (!r.get("threads").empty()) {
-    const long long t = r.get_int("threads");
-    if (t < 1 || t > 4096) throw UsageError("--threads must be in 1..4096");
-    threads = static_cast<int>(t);
-  }
+  int threads = thread_count_option(r);
   // Progress redraws one line: only worth it on a terminal.
   const bool quiet = r.flag("quiet") || !isatty(fileno(stderr));
   llm::QuantizeOptions o;

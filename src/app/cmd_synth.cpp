@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app/commands.h"
+#include "app/thread_option.h"
 #include "base/args.h"
 #include "base/error.h"
 #include "cpu/thread_pool.h"
@@ -57,12 +58,7 @@ int run_synth(const Args& args) {
   o.seed = static_cast<uint64_t>(seed);
   o.output_path = r.get("output");
   if (o.output_path.empty()) throw UsageError("missing -o OUT.gguf\n\n" + parser.usage());
-  int threads = cpu::default_thread_count();
-  if (!r.get("threads").empty()) {
-    const long long t = r.get_int("threads");
-    if (t < 1 || t > 4096) throw UsageError("--threads must be in 1..4096");
-    threads = static_cast<int>(t);
-  }
+  int threads = thread_count_option(r);
   // Progress redraws one line: only worth it on a terminal.
   const bool quiet = r.flag("quiet") || !isatty(fileno(stderr));
   int last_percent = -1;
