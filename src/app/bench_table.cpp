@@ -91,25 +91,28 @@ void print_bench_setup(const BenchSetup& s) {
                s.load_seconds);
   if (s.device_bytes > 0) {
     const double budget = static_cast<double>(s.weight_bytes + s.kv_bytes);
-    std::fprintf(stderr, "; GPU memory %.1f MiB = weights %.1f + KV cache %.1f %+.1f%%; %zu launches per token",
+    std::fprintf(stderr, "; GPU memory %.1f MiB = weights %.1f + KV cache %.1f %+.1f%%; %zu launches per token (%s)",
                  s.device_bytes / 1048576.0, s.weight_bytes / 1048576.0, s.kv_bytes / 1048576.0,
-                 100.0 * (static_cast<double>(s.device_bytes) / budget - 1.0), s.step_launches);
+                 100.0 * (static_cast<double>(s.device_bytes) / budget - 1.0), s.step_launches, s.decode.c_str());
   }
   if (s.copy_bandwidth > 0) std::fprintf(stderr, "; device copy %.0f GB/s", s.copy_bandwidth / 1e9);
   std::fprintf(stderr, "\n");
   if (!s.profile.empty()) {
     double total = 0.0;
     for (const ProfileEntry& p : s.profile) total += p.microseconds;
-    std::printf("\nper-token decode time by kernel class (%s, %s; each launch timed on its own, 64 positions "
-                "in the cache):\n\n",
-                s.model.c_str(), s.backend.c_str());
-    std::printf("| kernel class | launches | µs per token | share |\n| --- | ---: | ---: | ---: |\n");
+    const bool phases = s.decode == "persistent";
+    std::printf("\nper-token decode time by kernel class (%s, %s; %s, 64 positions in the cache):\n\n",
+                s.model.c_str(), s.backend.c_str(),
+                phases ? "the persistent step's phases, each up to the grid barrier that ends it"
+                       : "each launch timed on its own");
+    std::printf("| kernel class | %s | µs per token | share |\n| --- | ---: | ---: | ---: |\n",
+                phases ? "phases" : "launches");
     for (const ProfileEntry& p : s.profile) {
       std::printf("| %s | %d | %.1f | %.1f%% |\n", p.what.c_str(), p.launches, p.microseconds,
                   total > 0 ? 100.0 * p.microseconds / total : 0.0);
     }
     std::printf("| total | | %.1f | |\n", total);
-    if (s.step_us > 0) {
+    if (s.step_us > 0 && !phases) {
       std::printf("| gaps between launches (a replayed step takes %.1f) | | %.1f | |\n", s.step_us, s.step_us - total);
     }
     std::printf("\n");
@@ -154,7 +157,7 @@ void write_bench_json(const std::string& path, const std::vector<BenchRow>& rows
       << ", \"weight_bytes\": " << s.weight_bytes << ", \"kv_cache_bytes\": " << s.kv_bytes
       << ", \"device_bytes\": " << s.device_bytes << ", \"host_peak_rss\": " << s.host_peak_rss
       << ", \"copy_bandwidth\": " << number(s.copy_bandwidth) << ", \"launches_per_token\": " << s.step_launches
-      << ", \"prefill_tokens\": " << s.prefill_tokens << ", \"prefill_profile\": [";
+      << ", \"decode\": " << json_string(s.decode) << ", \"prefill_tokens\": " << s.prefill_tokens << ", \"prefill_profile\": [";
     for (size_t k = 0; k < s.prefill_profile.size(); ++k) {
       o << (k ? ", " : "") << "{\"what\": " << json_string(s.prefill_profile[k].what)
         << ", \"launches\": " << s.prefill_profile[k].launches

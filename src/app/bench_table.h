@@ -42,6 +42,7 @@ struct BenchSetup {
   uint64_t host_peak_rss = 0;                                   // after load
   double copy_bandwidth = 0.0;
   size_t step_launches = 0;
+  std::string decode;                 // "persistent" (one launch of phases) or "launches"
   std::vector<ProfileEntry> profile;  // per decode step
   std::vector<ProfileEntry> prefill_profile;  // per prefill pass of prefill_tokens
   int prefill_tokens = 0;

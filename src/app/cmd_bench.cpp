@@ -110,6 +110,7 @@ struct Plan {
   int reps = 3;
   bool profile = false;
   int threads = 0;
+  bool persistent = false;  // --decode persistent (else launches)
 };
 
 void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaModel& model,
@@ -128,6 +129,7 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
   for (int n : plan.gens) context = std::max(context, n + 2);
   llm::GpuLlamaOptions o;
   o.context = context;
+  o.persistent_decode = plan.persistent;
   const auto t_load = Clock::now();
   const bool tty = isatty(fileno(stderr));
   llm::GpuLlama gpu(model, *acc, pool, o, [&](double f) {
@@ -143,6 +145,11 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
   setup.device_bytes = gpu.device_bytes();
   setup.host_peak_rss = peak_rss();
   setup.step_launches = gpu.step_launches();
+  setup.decode = gpu.persistent_decode() ? "persistent" : "launches";
+  if (plan.persistent && !gpu.persistent_decode()) {
+    std::fprintf(stderr, "%s on %s: decode takes separate launches (%s)\n", base.model.c_str(), backend.c_str(),
+                 gpu.persistent_refusal().c_str());
+  }
 
   const uint32_t vocab = model.config().n_vocab;
   // The GPU's clocks follow its load: a second of decode steps first, so that
@@ -268,6 +275,9 @@ ArgParser make_parser() {
               "auto")
       .option("threads", "N", "CPU threads (cpu backend, weight repacking)", "", 't')
       .option("json", "PATH", "also write the results as JSON")
+      .option("decode", "MODE",
+              "GPU decode step: launches (one per fused kernel) or persistent (one launch, sm_90 and newer)",
+              "launches")
       .flag("profile",
             "time one decode step kernel by kernel and print the breakdown by kernel class");
   return p;
@@ -291,6 +301,11 @@ int run_bench(const Args& args) {
   if (plan.reps < 1 || plan.reps > 1000) throw UsageError("--repetitions must be 1 to 1000");
   plan.profile = r.flag("profile");
   plan.threads = thread_count_option(r);
+  const std::string decode = r.get("decode");
+  if (decode != "persistent" && decode != "launches") {
+    throw UsageError("--decode takes persistent or launches, not '" + decode + "'");
+  }
+  plan.persistent = decode == "persistent";
   std::vector<std::string> backends;
   for (const std::string& b : split_list(r.get("backend"))) {
     if (b == "auto") {

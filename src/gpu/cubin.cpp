@@ -23,6 +23,7 @@ enum Eiattr : uint8_t {
   kCbankParamSize = 0x19,
   kMaxStackSize = 0x23,
   kRegcount = 0x2f,
+  kNumBarriers = 0x4c,  // named barriers the code uses (bar.sync 0..n-1)
 };
 constexpr uint32_t kRCuda64 = 2, kRCudaAbs32Lo32 = 0x38, kRCudaAbs32Hi32 = 0x39;
 constexpr uint64_t kCodeAlign = 128;
@@ -288,6 +289,9 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
                            case kReqntid:
                              for (int a = 0; a < 3; ++a) k.required_threads[a] = u32_at(d, 4 * a);
                              break;
+                           case kNumBarriers:
+                             k.barriers = value & 0xff;
+                             break;
                            default:
                              break;
                          }
@@ -337,6 +341,7 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
   }
   for (auto& [name, k] : kernels_) {
     if (k.registers > 255) throw FormatError("CUBIN kernel '" + name + "' claims too many registers");
+    if (k.barriers > 16) throw FormatError("CUBIN kernel '" + name + "' claims more than 16 named barriers");
     size_t params = k.param_offsets.size();
     for (size_t p = 0; p < params; ++p) {
       if (k.param_offsets[p] + k.param_sizes[p] > k.param_bytes) {

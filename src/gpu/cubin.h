@@ -23,6 +23,7 @@ struct CubinKernel {
   std::string name;
   uint64_t text_offset = 0, text_size = 0;  // code, in the image
   uint32_t registers = 0;
+  uint32_t barriers = 0;  // named barriers (EIATTR_NUM_BARRIERS); the QMD must allow at least these
   // Size of .nv.shared.<kernel>: static shared memory, including the 1 KiB the
   // hardware reserves per CTA on sm_80+ (0 when the kernel uses none).
   uint32_t static_shared_bytes = 0;

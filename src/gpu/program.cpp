@@ -61,7 +61,9 @@ Program::Program(Device& device, std::span<const uint8_t> cubin_bytes, const std
   q.set(l.invalidate_shader_constant_cache, 1);
   q.set_program_address(code_va());
   q.set(l.register_count, regs);
-  q.set(l.barrier_count, 1);
+  // A kernel using named barriers 1.. must be granted them (an id past the
+  // count is an Illegal Instruction Parameter fault).
+  q.set(l.barrier_count, std::max<uint32_t>(1, kernel_.barriers));
   q.set(l.sass_version, arch.sass_version);
   q.set(l.cwd_membar_type, hw::kCwdMembarTypeL1Sysmembar);
   for (const auto& [bank, where] : kernel_.constant_banks) {

@@ -15,28 +15,32 @@ struct ActView {
   const float* f;     // f32 values
 };
 
+// The input vector is read through L2 (ld.global.cg): in the persistent decode
+// step other SMs wrote it since this SM last read it, and L1 is not coherent.
+__device__ __forceinline__ float4 load_input4(const float* p) { return __ldcg((const float4*)p); }
+
 // 1 / sqrt(mean(x^2) + eps), the sum of squares in double as on the CPU.
-template <int kThreads>
+template <int kThreads, class Sync>
 __device__ float block_rms_scale(const float* x, int n, float eps, double* red) {
   double ss = 0.0;
   for (int i = threadIdx.x * 4; i < n; i += kThreads * 4) {
-    const float4 v = *(const float4*)(x + i);
+    const float4 v = load_input4(x + i);
     ss += (double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z + (double)v.w * v.w;
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
   if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
-  __syncthreads();
+  Sync::sync();
   double total = 0.0;
 #pragma unroll
   for (int w = 0; w < kThreads / 32; ++w) total += red[w];
-  __syncthreads();
+  Sync::sync();
   return (float)(1.0 / sqrt(total / n + (double)eps));
 }
 
 // Four consecutive inputs from i, normalized as the CPU does: (x * scale) * w.
 __device__ __forceinline__ float4 act_values4(const float* x, const float* norm, float scale, int i) {
-  float4 v = *(const float4*)(x + i);
+  float4 v = load_input4(x + i);
   if (norm) {
     const float4 w = *(const float4*)(norm + i);
     v.x = __fmul_rn(__fmul_rn(v.x, scale), w.x);
@@ -170,10 +174,10 @@ __device__ void prep_f32(const float* x, const float* norm, float scale, int col
 }
 
 // The block's activations of kind kAct in shared memory (callers sync after).
-template <int kAct, int kThreads>
+template <int kAct, int kThreads, class Sync = CtaSync>
 __device__ ActView prepare_activations(const float* x, const float* norm, float eps, int cols, uint8_t* smem,
                                        double* red) {
-  const float scale = norm ? block_rms_scale<kThreads>(x, cols, eps, red) : 1.0f;
+  const float scale = norm ? block_rms_scale<kThreads, Sync>(x, cols, eps, red) : 1.0f;
   ActView a;
   if (kAct == kActQ8x32) prep_q8x32<kThreads>(x, norm, scale, cols, smem, &a);
   if (kAct == kActQ8K) prep_q8k<kThreads>(x, norm, scale, cols, smem, &a);

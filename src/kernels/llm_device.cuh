@@ -4,6 +4,12 @@
 
 #include "llm_formats.cuh"
 
+// How the threads of a block's work meet: the whole CTA (__syncthreads), or
+// in the persistent decode step a subset of its warps at a named barrier.
+struct CtaSync {
+  __device__ static void sync() { __syncthreads(); }
+};
+
 // Weights are read once per token: they skip L1, and in L2 they go first when
 // space is needed (an evict_first access policy): activations, the KV cache and
 // the kernels' own scratch stay.

@@ -16,6 +16,13 @@ struct LlmStepState {
   int32_t reserved[3];
 };
 
+// What a matrix-vector product does with its results (llm_matvec.cu kernels
+// are named after these; the persistent step keeps them in its phases).
+#define LLM_EPI_STORE 0   // y (+ bias)
+#define LLM_EPI_ADD 1     // out += y (residual)
+#define LLM_EPI_SWIGLU 2  // silu(gate) * up
+#define LLM_EPI_LOGITS 3  // y, and its argmax into the step state
+
 // Kernels take their job by value (a __grid_constant__ parameter, read from
 // the constant bank) so that no kernel starts with a dependent memory load.
 //
@@ -88,12 +95,60 @@ struct LlmGemmJob {
   int32_t reserved;
 };
 
+// The persistent decode step (llm_decode_step.cu): one launch per token whose
+// CTAs, one per SM, run the step's phases in order with a grid-wide barrier
+// between dependent ones. Phases are written once by the host
+// (gpu_llama_persistent.cpp).
+#define LLM_PHASE_EMBED 0      // x = embedding row of state->token
+#define LLM_PHASE_MATVEC 1     // one LlmMatvecJob, rows staged in shared memory
+#define LLM_PHASE_ATTENTION 2  // one LlmAttentionJob, virtual blocks (kv_head, split)
+#define LLM_PHASE_FINISH 3     // the greedy token becomes the next input (finish_step)
+
+// A matrix-vector phase is cut into chunks of whole rows (swiglu: row pairs of
+// gate and up) of one segment, each staged in one shared-memory slot. Chunk c
+// of a phase goes to CTA c % gridDim.x.
+struct LlmStepPhase {
+  int32_t kind;
+  int32_t act;         // matvec: LlmActKind of the activations
+  int32_t epilogue;    // matvec: LLM_EPI_*
+  int32_t chunk_rows;  // matvec: rows per chunk (the last of a segment may hold fewer)
+  int32_t parts;       // matvec: warps sharing one row (each takes a range of its groups)
+  int32_t chunks[LLM_MAX_SEGMENTS];  // matvec: chunks of each segment
+  int32_t sync_after;  // a grid-wide barrier follows (the next phase reads what this one wrote)
+  int32_t reserved[5];
+  LlmMatvecJob mv;     // matvec; embed: m[0] embedding, out x; finish: in = history
+  LlmAttentionJob at;  // attention
+};
+
+// Its CTA: compute warps and one producer warp (16 warps: four per SM
+// sub-partition, so each may have 128 registers), at most LLM_STEP_MAX_SLOTS
+// slots, and its own bookkeeping in the first LLM_STEP_CONTROL_BYTES of the
+// dynamic shared memory.
+#define LLM_STEP_COMPUTE_WARPS 15
+#define LLM_STEP_THREADS ((LLM_STEP_COMPUTE_WARPS + 1) * 32)
+#define LLM_STEP_MAX_SLOTS 16
+#define LLM_STEP_CONTROL_BYTES 8192
+
+struct LlmStepParams {
+  uint64_t phases;        // LlmStepPhase[count] in device memory
+  uint64_t barrier;       // u64 arrival counter, only ever increased
+  uint64_t timestamps;    // u64 [barriers + 2]: globaltimer at the start, each barrier and the end (0: none)
+  int32_t count;          // phases
+  int32_t barriers;       // grid barriers per step
+  int32_t slots;          // shared-memory slots for staged weights
+  int32_t slot_bytes;
+  int32_t work_bytes;     // shared memory for activations / attention, between control and slots
+  int32_t reserved;
+};
+
 #define LLM_ATTN_THREADS 128
 // Query heads per KV head times head_dim that one attention block can hold.
 #define LLM_ATTN_MAX_OUT 1024
 #define LLM_ATTN_MAX_GQA 8
 // Blocks per KV head in decode attention.
 #define LLM_ATTN_MAX_SPLITS 32
+// Shared memory of one attention block (AttentionShared, llm_attention_block.cuh).
+#define LLM_ATTN_SHARED_BYTES (24 * 1024 + 128)
 
 // Dynamic shared memory of a matrix-vector block for `cols` inputs.
 LLM_HD uint32_t llm_act_smem_bytes(int kind, int cols) {

@@ -59,3 +59,25 @@ extern "C" __global__ void local_memory_walk(unsigned* out, unsigned seed) {
 
 // Writes through a pointer given as an argument: with a bad address it faults.
 extern "C" __global__ void store_to(unsigned* where, unsigned value) { *where = value; }
+
+// Each half of a 128-thread block sums its 64 inputs, meeting at its own named
+// barrier (1 or 2, 64 threads): out[2 * block + half]. Needs a QMD that grants
+// three barriers.
+#define HALF_SYNC(h)                                         \
+  do {                                                       \
+    if (h)                                                   \
+      asm volatile("bar.sync 2, 64;" ::: "memory");          \
+    else                                                     \
+      asm volatile("bar.sync 1, 64;" ::: "memory");          \
+  } while (0)
+extern "C" __global__ void named_barrier_halves(float* out, const float* in) {
+  __shared__ float part[128];
+  const unsigned t = threadIdx.x, half = t / 64, i = t % 64;
+  part[t] = in[blockIdx.x * 128 + t];
+  HALF_SYNC(half);
+  for (unsigned s = 32; s > 0; s >>= 1) {
+    if (i < s) part[t] += part[t + s];
+    HALF_SYNC(half);
+  }
+  if (i == 0) out[2 * blockIdx.x + half] = part[t];
+}

@@ -523,6 +523,29 @@ TEST_P(HcqSuite, SharedMemoryKernel) {
   }
 }
 
+// A kernel that meets at named barriers 1 and 2 runs only when its QMD grants
+// the barriers the CUBIN says it uses (EIATTR_NUM_BARRIERS).
+TEST_P(HcqSuite, NamedBarrierKernel) {
+  const uint32_t blocks = 3;
+  Program p = load("named_barrier_halves");
+  std::vector<float> in(128 * blocks);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 23) - 11.0f;
+  Buffer x = dev->alloc(in.size() * 4), out = dev->alloc(2 * blocks * 4);
+  dev->upload(x, 0, in.data(), in.size() * 4);
+  poison(out);
+  LaunchDims d;
+  d.grid[0] = blocks;
+  d.block[0] = 128;
+  ComputeQueue().exec(p, KernelArgs().add(out).add(x), d).submit(*dev);
+  dev->synchronize();
+  auto v = read_floats(out, 2 * blocks);
+  for (uint32_t h = 0; h < 2 * blocks; ++h) {
+    double want = 0;
+    for (uint32_t t = 0; t < 64; ++t) want += in[h * 64 + t];
+    ASSERT_FLOAT_EQ(v[h], static_cast<float>(want)) << "half " << h;
+  }
+}
+
 TEST_P(HcqSuite, LocalMemoryKernel) {
   const uint32_t n = 512;
   Program p = load("local_memory_walk");

@@ -203,10 +203,11 @@ Comparison compare_with_cpu(gpu::Accelerator& acc, const ModelCase& mc, int prom
     EXPECT_EQ(gpu_tokens[static_cast<size_t>(last_equal)], forced_choice[static_cast<size_t>(last_equal)])
         << "greedy decoding on the GPU and teacher-forced steps disagree at step " << last_equal;
   }
-  std::printf("[ vs cpu   ] %-22s %-8s prefill: worst logit difference %.2e (tolerance %.0e); greedy tokens equal "
-              "for %d of %d steps; %d teacher-forced choices differ\n",
-              case_name(mc).c_str(), gpu.batched_prefill() ? "batched" : "stepwise", r.worst, tol, r.first_difference,
-              steps, r.differing_choices);
+  std::printf("[ vs cpu   ] %-22s %-8s prefill, %-10s decode: worst logit difference %.2e (tolerance %.0e); "
+              "greedy tokens equal for %d of %d steps; %d teacher-forced choices differ\n",
+              case_name(mc).c_str(), gpu.batched_prefill() ? "batched" : "stepwise",
+              gpu.persistent_decode() ? "persistent" : "launches", r.worst, tol, r.first_difference, steps,
+              r.differing_choices);
   return r;
 }
 
@@ -299,6 +300,38 @@ TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {
   }
 }
 
+// The persistent decode step (one launch per token, sm_90 and newer) against
+// the CPU for every activation kind and the Q/K/V biases; elsewhere it is
+// refused with a reason and decoding takes separate launches.
+TEST_P(GpuLlmAttention, PersistentDecodeMatchesTheCpu) {
+  const bool bulk_copies = acc_->arch() >= std::string("sm_90");
+  GpuLlamaOptions o;
+  o.persistent_decode = true;
+  const std::vector<ModelCase> models = {
+      {"llama", LlamaFtype::ALL_F32},     {"llama", LlamaFtype::MOSTLY_F16},    {"llama", LlamaFtype::MOSTLY_BF16},
+      {"llama", LlamaFtype::MOSTLY_Q8_0}, {"llama", LlamaFtype::MOSTLY_Q4_1},   {"llama", LlamaFtype::MOSTLY_Q5_K_M},
+      {"llama", LlamaFtype::MOSTLY_Q6_K}, {"qwen2", LlamaFtype::MOSTLY_Q8_0},   {"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"},
+  };
+  for (const ModelCase& mc : models) {
+    const Comparison r = compare_with_cpu(*acc_, mc, 9, o);
+    EXPECT_LE(r.worst, logit_tolerance(mc.ftype)) << case_name(mc);
+  }
+  o.attention_splits = 7;  // positions split over blocks, merged by the last
+  compare_with_cpu(*acc_, {"llama", LlamaFtype::MOSTLY_Q8_0}, 300, o);
+
+  cpu::ThreadPool pool(2);
+  auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q6_K}));
+  GpuLlamaOptions p{64};
+  p.persistent_decode = true;
+  GpuLlama gpu(*model, *acc_, pool, p);
+  EXPECT_EQ(gpu.persistent_decode(), bulk_copies) << gpu.persistent_refusal();
+  if (bulk_copies) {
+    EXPECT_EQ(gpu.step_launches(), 1u);
+  } else {
+    EXPECT_FALSE(gpu.persistent_refusal().empty());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GpuLlmAttention,
                          ::testing::Values(EngineParam{"nv", {}}, EngineParam{"cuda", {}}),
                          [](const auto& info) { return info.param.backend; });
@@ -324,20 +357,31 @@ TEST_P(GpuLlmErrors, RefusesTokensOutsideTheVocabularyAndAFullContext) {
 TEST_P(GpuLlmErrors, ProfileNamesEveryKernelClass) {
   cpu::ThreadPool pool(2);
   auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
-  GpuLlama gpu(*model, *acc_, pool, GpuLlamaOptions{64});
-  gpu.forward(prompt_tokens(3, model->config().n_vocab));
-  const auto classes = gpu.profile_decode(4);
-  std::vector<std::string> names;
-  double total = 0.0;
-  for (const auto& k : classes) {
-    names.push_back(k.what);
-    EXPECT_GT(k.microseconds, 0.0) << k.what;
-    total += k.microseconds;
+  for (bool persistent : {true, false}) {
+    GpuLlamaOptions o{64};
+    o.persistent_decode = persistent;
+    GpuLlama gpu(*model, *acc_, pool, o);
+    gpu.forward(prompt_tokens(3, model->config().n_vocab));
+    const auto classes = gpu.profile_decode(4);
+    std::vector<std::string> names;
+    double total = 0.0;
+    for (const auto& k : classes) {
+      names.push_back(k.what);
+      // The persistent step's hand-over follows the last barrier within a microsecond.
+      if (gpu.persistent_decode() && k.what == "step") {
+        EXPECT_GE(k.microseconds, 0.0);
+      } else {
+        EXPECT_GT(k.microseconds, 0.0) << k.what;
+      }
+      total += k.microseconds;
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"embed", "qkv", "attention", "wo", "ffn_gate_up", "ffn_down",
+                                               "logits", "step"}));
+    EXPECT_GT(total, 1.0);
+    EXPECT_EQ(gpu.position(), 3) << "profiling leaves the cache as it was";
+    // Decoding goes on where it was.
+    EXPECT_EQ(gpu.generate_greedy(1, 2).size(), 2u);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"embed", "qkv", "attention", "wo", "ffn_gate_up", "ffn_down",
-                                             "logits", "step"}));
-  EXPECT_GT(total, 1.0);
-  EXPECT_EQ(gpu.position(), 3) << "profiling leaves the cache as it was";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuLlmErrors, ::testing::Values(EngineParam{"nv", {}}, EngineParam{"cuda", {}}),

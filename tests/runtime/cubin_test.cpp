@@ -56,6 +56,12 @@ TEST_F(CubinTest, SharedAndLocalMemoryAreReported) {
   EXPECT_EQ(c.kernel("affine_fill").local_bytes_per_thread, 0u);
 }
 
+TEST_F(CubinTest, NamedBarriersAreReported) {
+  Cubin c(selftest_cubin("sm_90"));
+  EXPECT_EQ(c.kernel("named_barrier_halves").barriers, 3u) << "bar.sync 1 and 2 (and 0)";
+  EXPECT_LE(c.kernel("block_sum").barriers, 1u);
+}
+
 TEST_F(CubinTest, UnknownKernelNamesTheKernelsThereAre) {
   Cubin c(selftest_cubin("sm_90"));
   try {

@@ -309,6 +309,15 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
                            ") does not fit " + std::to_string(smem) + " bytes on this SM");
   }
 
+  // Named barriers: an id at or past the QMD's count is an SM warp exception
+  // (Illegal Instruction Parameter, Xid 13) on the first bar.sync that uses it.
+  if (f(l.barrier_count) < k->info.barriers) {
+    throw ChannelFault{FaultKind::kGraphics, qmd_va,
+                       "kernel " + k->name + " uses " + std::to_string(k->info.barriers) +
+                           " named barriers; the QMD grants " + std::to_string(f(l.barrier_count)) +
+                           " (Illegal Instruction Parameter)"};
+  }
+
   // Local memory: the thread's stack starts at the top of its window, below the
   // stack-top word of constant bank 0; the whole of it must be backed.
   uint32_t stack_top = u32(0x28);

@@ -82,6 +82,20 @@ void local_memory_walk(const KernelCall& k) {
   k.memory->write_array(out, v);
 }
 
+// Per block, each half of 64 values reduced as the kernel does.
+void named_barrier_halves(const KernelCall& k) {
+  uint64_t out = k.param<uint64_t>(0), in = k.param<uint64_t>(1);
+  for (uint32_t b = 0; b < k.grid[0]; ++b) {
+    auto part = k.memory->read_array<float>(in + uint64_t{b} * 128 * 4, 128);
+    for (uint32_t half = 0; half < 2; ++half) {
+      for (uint32_t s = 32; s > 0; s >>= 1) {
+        for (uint32_t i = 0; i < s; ++i) part[64 * half + i] += part[64 * half + i + s];
+      }
+    }
+    k.memory->write_array(out + uint64_t{b} * 8, std::vector<float>{part[0], part[64]});
+  }
+}
+
 void store_to(const KernelCall& k) {
   k.memory->write_array(k.param<uint64_t>(0), std::vector<uint32_t>{k.param<uint32_t>(1)});
 }
@@ -96,6 +110,7 @@ const std::map<std::string, KernelBody>& bodies() {
       {"block_sum", block_sum},
       {"local_memory_walk", local_memory_walk},
       {"store_to", store_to},
+      {"named_barrier_halves", named_barrier_halves},
   };
   return b;
 }

@@ -159,6 +159,7 @@ std::vector<int32_t> GpuLlama::generate_greedy(int32_t first, int steps) {
 }
 
 std::vector<KernelClassTime> GpuLlama::profile_decode(int repeats) {
+  if (persistent_) return profile_persistent(repeats);
   std::vector<KernelClassTime> classes;
   std::map<std::string, size_t> index;
   for (const StepLaunch& l : step_) {

@@ -2,11 +2,14 @@
 // A LLaMA-family model on the GPU (either Accelerator: nv or cuda). Weights are
 // uploaded once, the KV cache and every scratch vector live on the GPU.
 //
-// Decode: a step is one recorded sequence of launches (embedding, five fused
-// kernels per layer, logits with argmax, step hand-over) captured as a graph and
-// replayed. The token and position live in device memory (LlmStepState) and the
-// step's last kernel advances them, so one graph serves every step and greedy
-// decoding runs many steps without the host in between.
+// Decode: a step is a recorded sequence of launches (embedding, five fused
+// kernels per layer, logits with argmax, step hand-over) or, when asked on
+// sm_90 and newer, one launch of the persistent step kernel
+// (kernels/llm_decode_step.cu: the same phases in one launch, weights streamed
+// into shared memory ahead of use; not yet the faster, docs/perf-notes.md).
+// Either is captured as a graph and replayed. The token and position live in device memory (LlmStepState) and the
+// step itself advances them, so one graph serves every step and greedy decoding
+// runs many steps without the host in between.
 //
 // Prefill: a prompt runs in batches through tensor-core products (llm_gemm.cu)
 // whose weight tiles are dequantized in shared memory; the last token's logits
@@ -36,6 +39,9 @@ struct GpuLlamaOptions {
   // Run prompts through the batched tensor-core path (when every matrix of the
   // model has one); otherwise, or when false, token by token like decode.
   bool batched_prefill = true;
+  // Decode with the persistent step kernel where the GPU and the model allow
+  // (true), or with one launch per fused kernel (false: today the faster).
+  bool persistent_decode = false;
 };
 
 // One launch, named by what it computes (for --profile).
@@ -94,12 +100,17 @@ class GpuLlama {
   uint64_t decode_weight_bytes() const;
   // Launches per decode step.
   size_t step_launches() const { return step_.size(); }
+  // Whether decode runs the persistent step kernel, and if not, why.
+  bool persistent_decode() const { return persistent_; }
+  const std::string& persistent_refusal() const { return persistent_refusal_; }
   // Waits for everything queued on the GPU.
   void synchronize() { acc_.synchronize(); }
 
-  // The GPU time of each launch of a decode step on its own (a graph of
-  // `repeats` copies of it), summed by kernel class: where a step's time goes.
-  // What a replayed step takes beyond the sum is the gaps between launches.
+  // Where a decode step's GPU time goes, by kernel class. Separate launches:
+  // each launch on its own (a graph of `repeats` copies of it); what a
+  // replayed step takes beyond the sum is the gaps between launches. The
+  // persistent step: the time between its grid barriers over `repeats` steps
+  // (each class includes its wait at the barrier that ends it).
   std::vector<KernelClassTime> profile_decode(int repeats);
   // The GPU time of a prefill pass of `n` tokens at position 0 by kernel class
   // (launches timed one after another; empty without batched prefill). Leaves
@@ -111,6 +122,16 @@ class GpuLlama {
 
   void check_tokens(std::span<const int32_t> tokens, int count) const;
   void build_decode_step();
+  // The phases of the persistent step; an empty string, or why it cannot run.
+  std::string build_persistent_step();
+  std::string add_matvec_phases(std::vector<LlmStepPhase>& out, std::vector<std::string>& names,
+                                const std::string& what, const std::vector<const GpuMatrix*>& segments,
+                                const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
+                                int epilogue, uint32_t slot_bytes) const;
+  std::vector<KernelClassTime> profile_persistent(int repeats);
+  gpu::LaunchDims persistent_dims() const;
+  // Decode attention of one layer (its KV cache, the step's scratch vectors).
+  LlmAttentionJob decode_attention_job(size_t layer) const;
   void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
                   const std::string& epilogue) const;
@@ -138,6 +159,14 @@ class GpuLlama {
 
   std::vector<StepLaunch> step_;
   std::unique_ptr<gpu::Graph> graph_;
+
+  // The persistent step: its phases (in device memory) and their classes.
+  bool persistent_ = false;
+  std::string persistent_refusal_;
+  std::vector<std::string> phase_names_;
+  std::vector<int32_t> phase_syncs_;
+  std::unique_ptr<gpu::DeviceMemory> phases_;
+  LlmStepParams step_params_{};
 };
 
 }  // namespace nvhcq::llm

@@ -177,30 +177,42 @@ LlmAttentionJob attention_job(const ModelConfig& c, uint64_t k_cache, uint64_t v
 
 }  // namespace
 
+LlmAttentionJob GpuLlama::decode_attention_job(size_t layer) const {
+  const uint64_t layer_kv = 2ull * config_.n_head_kv * static_cast<uint64_t>(options_.context) * config_.head_dim * 2;
+  const uint64_t k_cache = kv_->va() + layer * layer_kv;
+  LlmAttentionJob aj = attention_job(config_, k_cache, k_cache + layer_kv / 2, options_.context, splits_);
+  aj.qkv = s_->qkv;
+  aj.out = s_->attn;
+  aj.rope = s_->rope;
+  aj.state = s_->state;
+  aj.partial = s_->partial;
+  aj.counters = s_->counters;
+  aj.append = 1;
+  return aj;
+}
+
 void GpuLlama::build_decode_step() {
   const ModelConfig& c = config_;
   const GpuWeights& w = *weights_;
   step_.clear();
+  persistent_ = false;
+  persistent_refusal_ = options_.persistent_decode ? build_persistent_step() : "not asked for";
+  if (persistent_refusal_.empty()) {
+    persistent_ = true;
+    step_.push_back(StepLaunch{"step", &kernels_.decode_step(), gpu::KernelArgs().add(step_params_), persistent_dims()});
+    return;
+  }
   gpu::LaunchDims one_block;
   one_block.block[0] = 256;
   step_.push_back(StepLaunch{"embed", &kernels_.embed_tokens(),
                              gpu::KernelArgs().add(w.token_embd.desc).ptr(s_->state + offsetof(LlmStepState, token))
                                  .add(1).ptr(s_->x),
                              one_block});
-  const uint64_t layer_kv = 2ull * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const GpuLayer& L = w.layers[l];
     add_matvec(step_, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store");
 
-    LlmAttentionJob aj = attention_job(c, kv_->va() + l * layer_kv, kv_->va() + l * layer_kv + layer_kv / 2,
-                                       options_.context, splits_);
-    aj.qkv = s_->qkv;
-    aj.out = s_->attn;
-    aj.rope = s_->rope;
-    aj.state = s_->state;
-    aj.partial = s_->partial;
-    aj.counters = s_->counters;
-    aj.append = 1;
+    const LlmAttentionJob aj = decode_attention_job(l);
     gpu::LaunchDims ad;
     ad.block[0] = LLM_ATTN_THREADS;
     ad.grid[0] = c.n_head_kv;

@@ -41,11 +41,14 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_decode(gpu::Accel
   counters = l.take(4ull * c.n_head_kv);
   history = l.take(4ull * context);
   rope = l.take(4ull * context * c.n_rot);
+  step_barrier = l.take(8);
+  step_times = l.take(8 * max_step_times(c));
   auto mem = acc.alloc(l.size());
-  // Zeros to start with: the attention counters must be.
+  // Zeros to start with: the attention counters and the barrier counter must be.
   const std::vector<uint8_t> zeros(l.size(), 0);
   acc.upload(*mem, 0, zeros.data(), zeros.size());
-  for (uint64_t* a : {&state, &x, &qkv, &attn, &h, &gate, &up, &logits, &partial, &counters, &history, &rope}) {
+  for (uint64_t* a : {&state, &x, &qkv, &attn, &h, &gate, &up, &logits, &partial, &counters, &history, &rope,
+                      &step_barrier, &step_times}) {
     *a += mem->va();
   }
   return mem;

@@ -29,6 +29,9 @@ struct GpuLlama::Scratch {
   uint64_t counters = 0;   // u32 [n_kv], attention merge counters
   uint64_t history = 0;    // i32 [context], token chosen after each position
   uint64_t rope = 0;       // float2 [context][n_rot / 2]
+  uint64_t step_barrier = 0;  // u64, the persistent step's grid-barrier counter
+  uint64_t step_times = 0;    // u64 [max_step_times()], its barrier timestamps (--profile)
+  static uint64_t max_step_times(const ModelConfig& c) { return 8ull * c.n_layer + 16; }
 
   // Prefill (batch_tokens rows each).
   int batch_tokens = 0;

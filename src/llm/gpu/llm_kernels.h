@@ -26,6 +26,8 @@ class LlmKernels {
   const gpu::Kernel& flash_prefill(int head_dim) {
     return get("llm_flash_attention.cu", head_dim == 64 ? "flash_prefill_hd64" : "flash_prefill_hd128");
   }
+  // The persistent decode step (sm_90 and newer).
+  const gpu::Kernel& decode_step() { return get("llm_decode_step.cu", "llm_decode_step"); }
   const gpu::Kernel& embed_tokens() { return get("llm_step.cu", "embed_tokens"); }
   const gpu::Kernel& finish_step() { return get("llm_step.cu", "finish_step"); }
   const gpu::Kernel& swiglu() { return get("llm_step.cu", "swiglu_f32"); }

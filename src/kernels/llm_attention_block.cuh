@@ -1,0 +1,345 @@
+// The attention of one block over an f16 KV cache (llm_jobs.cuh,
+// LlmAttentionJob), shared by the attention kernels (llm_attention.cu) and the
+// persistent decode step (llm_decode_step.cu). The block rotates the queries of
+// its KV head's query heads by the RoPE table, walks its positions in tiles of
+// AT_THREADS (one position per thread for the scores) with an online softmax,
+// and either writes the result or, when the positions are split, leaves
+// (max, sum, weighted values) for the last split of the head to merge.
+//
+// The query, key and value vectors are read through L2 (__ldcg): in the
+// persistent step other SMs wrote them since this SM last read those lines.
+#pragma once
+
+#include "llm_device.cuh"
+#include "llm_jobs.cuh"
+
+#define AT_THREADS LLM_ATTN_THREADS
+#define AT_WARPS (AT_THREADS / 32)
+#define AT_MAX_GQA LLM_ATTN_MAX_GQA
+#define AT_MAX_ROT 256
+#define AT_OUT_PER_THREAD (LLM_ATTN_MAX_OUT / AT_THREADS)
+// Positions a split takes at least: below this a context is one block per KV
+// head, with no merge (the merge costs more than a second tile of keys).
+#define AT_MIN_CHUNK 256
+#define NEG_INF (-__int_as_float(0x7f800000))
+
+// Rotates the pair (a, b) by (c, s) as the CPU does: a' = a c - b s, b' = a s + b c.
+__device__ __forceinline__ void rotate(float& a, float& b, float2 cs) {
+  const float na = __fsub_rn(__fmul_rn(a, cs.x), __fmul_rn(b, cs.y));
+  const float nb = __fadd_rn(__fmul_rn(a, cs.y), __fmul_rn(b, cs.x));
+  a = na;
+  b = nb;
+}
+
+// The two dimensions of a head that pair `p` (0 <= p < head_dim / 2) covers;
+// pairs past n_rot / 2 name dimensions RoPE leaves alone.
+__device__ __forceinline__ void pair_dims(int p, int n_rot, int neox, int* d0, int* d1) {
+  if (!neox) {
+    *d0 = 2 * p;
+    *d1 = 2 * p + 1;
+  } else if (p < n_rot / 2) {
+    *d0 = p;
+    *d1 = p + n_rot / 2;
+  } else {
+    *d0 = n_rot + 2 * (p - n_rot / 2);
+    *d1 = *d0 + 1;
+  }
+}
+
+// Rotated key and value of one token into the cache (all KV heads).
+__device__ void store_kv(const LlmAttentionJob& job, const float* qkv, int pos, int first_head, int heads) {
+  const int hd = job.head_dim, half = hd / 2;
+  const float2* cs = (const float2*)job.rope + (size_t)pos * (job.n_rot / 2);
+  const float* k = qkv + (size_t)job.n_head * hd;
+  const float* v = k + (size_t)job.n_kv * hd;
+  for (int i = threadIdx.x; i < heads * half; i += AT_THREADS) {
+    const int h = first_head + i / half, pr = i % half;
+    int d0, d1;
+    pair_dims(pr, job.n_rot, job.neox, &d0, &d1);
+    float a = __ldcg(k + h * hd + d0), b = __ldcg(k + h * hd + d1);
+    if (pr < job.n_rot / 2) rotate(a, b, cs[pr]);
+    uint16_t* kc = (uint16_t*)job.k_cache + ((size_t)h * job.capacity + pos) * hd;
+    uint16_t* vc = (uint16_t*)job.v_cache + ((size_t)h * job.capacity + pos) * hd;
+    kc[d0] = float_to_half(a);
+    kc[d1] = float_to_half(b);
+    vc[d0] = float_to_half(__ldcg(v + h * hd + d0));
+    vc[d1] = float_to_half(__ldcg(v + h * hd + d1));
+  }
+}
+
+// kDpl consecutive f16 values of a V row, as loaded.
+template <int kDpl> struct VRaw;
+template <> struct VRaw<2> { uint32_t w[1]; };
+template <> struct VRaw<4> { uint32_t w[2]; };
+template <> struct VRaw<8> { uint32_t w[4]; };
+
+template <int kDpl>
+__device__ __forceinline__ VRaw<kDpl> load_v(const uint16_t* p) {
+  VRaw<kDpl> r;
+  if (kDpl == 2) {
+    r.w[0] = *(const uint32_t*)p;
+  } else if (kDpl == 4) {
+    const uint2 v = *(const uint2*)p;
+    r.w[0] = v.x;
+    r.w[1] = v.y;
+  } else {
+    const uint4 v = *(const uint4*)p;
+    r.w[0] = v.x;
+    r.w[1] = v.y;
+    r.w[2] = v.z;
+    r.w[3] = v.w;
+  }
+  return r;
+}
+
+// Positions of a tile a warp loads values for at once (issued together).
+#define AT_V_BATCH 8
+
+// The block's shared memory (declared once, in the kernel).
+struct AttentionShared {
+  float q[LLM_ATTN_MAX_OUT];
+  float p[AT_MAX_GQA][AT_THREADS];
+  float run_max[AT_MAX_GQA], run_sum[AT_MAX_GQA], corr[AT_MAX_GQA];
+  float partial_acc[AT_WARPS][LLM_ATTN_MAX_OUT];
+  bool last_block;
+};
+
+// Block (kvh, split, token) of AT_THREADS threads (threadIdx.x below
+// AT_THREADS) that meet at Sync. kDpl: head dimensions per lane (head_dim / 32).
+template <int kDpl, class Sync>
+__device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh, int kvh, int split, int token) {
+  float* q = sh.q;
+  auto& p = sh.p;
+  float* run_max = sh.run_max;
+  float* run_sum = sh.run_sum;
+  float* corr = sh.corr;
+  auto& partial_acc = sh.partial_acc;
+  bool& last_block = sh.last_block;
+
+  const int hd = job.head_dim, n_gqa = job.n_head / job.n_kv, n_out = n_gqa * hd;
+  const int pos = ((const LlmStepState*)job.state)->pos + token;
+  const int n_pos = pos + 1;
+  const int active = min(job.splits, (n_pos + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
+  if (split >= active) return;
+  const int chunk = (n_pos + active - 1) / active;
+  const int t0 = split * chunk;
+  const int t1 = min(n_pos, t0 + chunk);
+  const float* qkv = (const float*)job.qkv + (size_t)token * job.qkv_stride;
+
+  // Queries of this KV head's query heads, rotated.
+  const float2* cs = (const float2*)job.rope + (size_t)pos * (job.n_rot / 2);
+  const int half = hd / 2;
+  for (int i = threadIdx.x; i < n_gqa * half; i += AT_THREADS) {
+    const int g = i / half, pr = i % half;
+    int d0, d1;
+    pair_dims(pr, job.n_rot, job.neox, &d0, &d1);
+    const float* src = qkv + (size_t)(kvh * n_gqa + g) * hd;
+    float a = __ldcg(src + d0), b = __ldcg(src + d1);
+    if (pr < job.n_rot / 2) rotate(a, b, cs[pr]);
+    q[g * hd + d0] = a;
+    q[g * hd + d1] = b;
+  }
+  if (job.append && t0 <= pos && pos < t1) store_kv(job, qkv, pos, kvh, 1);
+  if (threadIdx.x < n_gqa) {
+    run_max[threadIdx.x] = NEG_INF;
+    run_sum[threadIdx.x] = 0.0f;
+  }
+  const size_t head_base = (size_t)kvh * job.capacity * hd;
+  const uint16_t* k_cache = (const uint16_t*)job.k_cache + head_base;
+  const uint16_t* v_cache = (const uint16_t*)job.v_cache + head_base;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // Weighted values: warp w takes the tile's positions w, w + AT_WARPS, ...;
+  // lane l holds head dimensions kDpl*l .. kDpl*l + kDpl - 1 of every query head.
+  float acc[AT_MAX_GQA][kDpl];
+#pragma unroll
+  for (int g = 0; g < AT_MAX_GQA; ++g) {
+#pragma unroll
+    for (int j = 0; j < kDpl; ++j) acc[g][j] = 0.0f;
+  }
+  Sync::sync();
+
+  for (int tile = t0; tile < t1; tile += AT_THREADS) {
+    // The first values this warp will weigh, requested before the scores (they
+    // do not depend on them), so their latency hides behind the softmax.
+    const uint16_t* vtile = v_cache + (size_t)tile * hd + kDpl * lane;
+    VRaw<kDpl> first[AT_V_BATCH];
+#pragma unroll
+    for (int u = 0; u < AT_V_BATCH; ++u) {
+      const int i = u * AT_WARPS + warp;
+      if (tile + i < t1) first[u] = load_v<kDpl>(vtile + (size_t)i * hd);
+    }
+    // Scores: one position per thread, all query heads at once.
+    const int t = tile + threadIdx.x;
+    if (t < t1) {
+      float sc[AT_MAX_GQA];
+#pragma unroll
+      for (int g = 0; g < AT_MAX_GQA; ++g) sc[g] = 0.0f;
+      const uint16_t* krow = k_cache + (size_t)t * hd;
+#pragma unroll 4
+      for (int d = 0; d < hd; d += 8) {
+        const uint4 w = *(const uint4*)(krow + d);
+        const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+        float kf[8];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          kf[2 * i] = half_to_float((uint16_t)(u[i] & 0xffffu));
+          kf[2 * i + 1] = half_to_float((uint16_t)(u[i] >> 16));
+        }
+#pragma unroll
+        for (int g = 0; g < AT_MAX_GQA; ++g) {
+          if (g < n_gqa) {
+            const float* qg = q + g * hd + d;
+#pragma unroll
+            for (int i = 0; i < 8; ++i) sc[g] += qg[i] * kf[i];
+          }
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < AT_MAX_GQA; ++g) {
+        if (g < n_gqa) p[g][threadIdx.x] = sc[g] * job.scale;
+      }
+    } else {
+      for (int g = 0; g < n_gqa; ++g) p[g][threadIdx.x] = NEG_INF;
+    }
+    Sync::sync();
+    // Online softmax update, one warp per query head.
+    for (int g = warp; g < n_gqa; g += AT_WARPS) {
+      float m = NEG_INF;
+      for (int i = lane; i < AT_THREADS; i += 32) m = fmaxf(m, p[g][i]);
+      m = warp_max(m);
+      const float m_new = fmaxf(run_max[g], m);
+      float sum = 0.0f;
+      for (int i = lane; i < AT_THREADS; i += 32) {
+        const float e = expf(p[g][i] - m_new);
+        p[g][i] = e;
+        sum += e;
+      }
+      sum = warp_sum(sum);
+      if (lane == 0) {
+        const float c = expf(run_max[g] - m_new);
+        corr[g] = c;
+        run_sum[g] = run_sum[g] * c + sum;
+        run_max[g] = m_new;
+      }
+    }
+    Sync::sync();
+#pragma unroll
+    for (int g = 0; g < AT_MAX_GQA; ++g) {
+#pragma unroll
+      for (int j = 0; j < kDpl; ++j) acc[g][j] *= g < n_gqa ? corr[g] : 1.0f;
+    }
+    const int n_here = min(AT_THREADS, t1 - tile);
+    for (int b = 0; b * AT_WARPS * AT_V_BATCH < n_here; ++b) {
+      VRaw<kDpl> raw[AT_V_BATCH];
+      if (b == 0) {
+#pragma unroll
+        for (int u = 0; u < AT_V_BATCH; ++u) raw[u] = first[u];
+      } else {
+#pragma unroll
+        for (int u = 0; u < AT_V_BATCH; ++u) {
+          const int i = (b * AT_V_BATCH + u) * AT_WARPS + warp;
+          if (i < n_here) raw[u] = load_v<kDpl>(vtile + (size_t)i * hd);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < AT_V_BATCH; ++u) {
+        const int i = (b * AT_V_BATCH + u) * AT_WARPS + warp;
+        if (i >= n_here) continue;
+        float v[kDpl];
+#pragma unroll
+        for (int j = 0; j < kDpl / 2; ++j) {
+          v[2 * j] = half_to_float((uint16_t)(raw[u].w[j] & 0xffffu));
+          v[2 * j + 1] = half_to_float((uint16_t)(raw[u].w[j] >> 16));
+        }
+#pragma unroll
+        for (int g = 0; g < AT_MAX_GQA; ++g) {
+          if (g < n_gqa) {
+            const float pg = p[g][i];
+#pragma unroll
+            for (int j = 0; j < kDpl; ++j) acc[g][j] += pg * v[j];
+          }
+        }
+      }
+    }
+    Sync::sync();
+  }
+
+  // The warps' parts of each output, summed.
+#pragma unroll
+  for (int g = 0; g < AT_MAX_GQA; ++g) {
+    if (g < n_gqa) {
+#pragma unroll
+      for (int j = 0; j < kDpl; ++j) partial_acc[warp][g * hd + kDpl * lane + j] = acc[g][j];
+    }
+  }
+  Sync::sync();
+  float result[AT_OUT_PER_THREAD];
+#pragma unroll
+  for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
+    const int o = threadIdx.x + AT_THREADS * j;
+    result[j] = 0.0f;
+    if (o < n_out) {
+#pragma unroll
+      for (int w = 0; w < AT_WARPS; ++w) result[j] += partial_acc[w][o];
+    }
+  }
+
+  const size_t out_at = (size_t)token * job.out_stride + (size_t)kvh * n_out;
+  if (active == 1) {
+#pragma unroll
+    for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
+      const int o = threadIdx.x + AT_THREADS * j;
+      if (o >= n_out) continue;
+      const float r = result[j] / run_sum[o / hd];
+      if (job.out_f16) {
+        ((uint16_t*)job.out)[out_at + o] = job.out_f16 == 2 ? float_to_bf16(r) : float_to_half(r);
+      } else {
+        ((float*)job.out)[out_at + o] = r;
+      }
+    }
+    return;
+  }
+  // Leave this split's part, then let the last split of the head merge them
+  // (decode only: a prefill has one split per block).
+  const int stride = n_out + 2 * n_gqa;
+  float* part = (float*)job.partial + ((size_t)kvh * job.splits + split) * stride;
+#pragma unroll
+  for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
+    const int o = threadIdx.x + AT_THREADS * j;
+    if (o < n_out) part[o] = result[j];
+  }
+  if (threadIdx.x < n_gqa) {
+    part[n_out + 2 * threadIdx.x] = run_max[threadIdx.x];
+    part[n_out + 2 * threadIdx.x + 1] = run_sum[threadIdx.x];
+  }
+  __threadfence();
+  Sync::sync();
+  if (threadIdx.x == 0) {
+    unsigned* counter = (unsigned*)job.counters + kvh;
+    last_block = atomicAdd(counter, 1u) == (unsigned)active - 1;
+  }
+  Sync::sync();
+  if (!last_block) return;
+  __threadfence();
+  // The other splits' parts come from L2 (__ldcg): this SM's L1 may hold stale
+  // lines of the same addresses from an earlier step.
+  const float* parts = (const float*)job.partial + (size_t)kvh * job.splits * stride;
+  float* out = (float*)job.out + out_at;
+  for (int o = threadIdx.x; o < n_out; o += AT_THREADS) {
+    const int g = o / hd;
+    float m = NEG_INF;
+#pragma unroll 8
+    for (int s = 0; s < active; ++s) m = fmaxf(m, __ldcg(parts + (size_t)s * stride + n_out + 2 * g));
+    float num = 0.0f, den = 0.0f;
+#pragma unroll 8
+    for (int s = 0; s < active; ++s) {
+      const float* ps = parts + (size_t)s * stride;
+      const float w = expf(__ldcg(ps + n_out + 2 * g) - m);
+      num += __ldcg(ps + o) * w;
+      den += __ldcg(ps + n_out + 2 * g + 1) * w;
+    }
+    out[o] = num / den;
+  }
+  if (threadIdx.x == 0) ((unsigned*)job.counters)[kvh] = 0;
+}
+

@@ -1,0 +1,239 @@
+// The inner loop of every LLM matrix-vector product: a warp's dot products of
+// whole or partial weight rows with activations prepared in shared memory
+// (llm_act_prep.cuh). Lanes take consecutive 32-weight groups (F16/BF16/F32:
+// 16-byte units), so each load instruction of a warp reads one contiguous run,
+// and every lane has MV_IN_FLIGHT groups of loads issued before it computes.
+//
+// The weights come either from global memory (kShared false: streamed once,
+// llm_matvec.cu) or from a copy of whole rows staged in shared memory (kShared
+// true: the persistent decode step, llm_decode_step.cu). A staged copy keeps the
+// global layout of llm_formats.cuh for its rows, so one set of loops serves both.
+#pragma once
+
+#include "llm_act_prep.cuh"
+
+// Group loads a lane issues before its first product: from global memory,
+// enough to cover its latency; from shared memory, fewer (the persistent step
+// kernel has 128 registers per thread: four in flight spilled 160 bytes per
+// thread, two spill 32).
+#define MV_IN_FLIGHT 8
+#define MV_IN_FLIGHT_SHARED 2
+
+template <bool kShared>
+__device__ __forceinline__ uint4 mv_load16(const uint8_t* p) {
+  return kShared ? *(const uint4*)p : load_stream16(p);
+}
+template <bool kShared>
+__device__ __forceinline__ uint2 mv_load8(const uint8_t* p) {
+  return kShared ? *(const uint2*)p : load_stream8(p);
+}
+template <bool kShared>
+__device__ __forceinline__ uint32_t mv_load4(const uint8_t* p) {
+  return kShared ? *(const uint32_t*)p : load_stream4(p);
+}
+template <bool kShared>
+__device__ __forceinline__ uint32_t mv_load2(const uint8_t* p) {
+  return kShared ? *(const uint16_t*)p : load_stream2(p);
+}
+
+// One group of a quantized row, as loaded.
+struct Loaded {
+  uint4 qs, qs2;
+  uint2 qh;
+  uint32_t sc, sup;
+};
+
+template <bool kShared>
+__device__ __forceinline__ Loaded load_group(const LlmGpuMatrix& m, size_t row_group, int format) {
+  Loaded l;
+  const uint8_t* qs = (const uint8_t*)m.qs;
+  if (format == kGpuQ8_0) {
+    l.qs = mv_load16<kShared>(qs + row_group * 32);
+    l.qs2 = mv_load16<kShared>(qs + row_group * 32 + 16);
+  } else {
+    l.qs = mv_load16<kShared>(qs + row_group * 16);
+  }
+  if (format == kGpuQ5_0 || format == kGpuQ5_1 || format == kGpuQ5_K) {
+    l.qh.x = mv_load4<kShared>((const uint8_t*)m.qh + row_group * 4);
+  } else if (format == kGpuQ6_K) {
+    l.qh = mv_load8<kShared>((const uint8_t*)m.qh + row_group * 8);
+  }
+  if (format == kGpuQ4_1 || format == kGpuQ5_1) {
+    l.sc = mv_load4<kShared>((const uint8_t*)m.scales + row_group * 4);
+  } else {
+    l.sc = mv_load2<kShared>((const uint8_t*)m.scales + row_group * 2);
+  }
+  if (format == kGpuQ4_K || format == kGpuQ5_K) {
+    l.sup = kShared ? ((const uint32_t*)m.super)[row_group / LLM_GROUPS_PER_SUPER]
+                    : __ldg((const uint32_t*)m.super + row_group / LLM_GROUPS_PER_SUPER);
+  } else if (format == kGpuQ6_K) {
+    l.sup = kShared ? ((const uint16_t*)m.super)[row_group / LLM_GROUPS_PER_SUPER]
+                    : __ldg((const uint16_t*)m.super + row_group / LLM_GROUPS_PER_SUPER);
+  }
+  return l;
+}
+
+__device__ __forceinline__ LlmActGroup act_group(const ActView& a, int g) {
+  const uint4* p = (const uint4*)(a.q + g * LLM_GROUP);
+  const uint4 lo = p[0], hi = p[1];
+  LlmActGroup r;
+  r.x[0] = lo.x; r.x[1] = lo.y; r.x[2] = lo.z; r.x[3] = lo.w;
+  r.x[4] = hi.x; r.x[5] = hi.y; r.x[6] = hi.z; r.x[7] = hi.w;
+  return r;
+}
+
+__device__ __forceinline__ LlmQ8x32 act_q8x32(const ActView& a, int g) {
+  LlmQ8x32 x;
+  x.d = a.d[g];
+  x.s = a.s[g];
+  x.sum = a.sum[g];
+  return x;
+}
+
+__device__ __forceinline__ LlmQ8K act_q8k(const ActView& a, int g) {
+  LlmQ8K x;
+  x.d = a.d[g / LLM_GROUPS_PER_SUPER];
+  x.bsum_lo = a.sum[2 * g];
+  x.bsum_hi = a.sum[2 * g + 1];
+  return x;
+}
+
+template <int kFormat>
+__device__ __forceinline__ float group_dot(const Loaded& l, const ActView& a, int g) {
+  const uint32_t q[4] = {l.qs.x, l.qs.y, l.qs.z, l.qs.w};
+  const LlmActGroup ag = act_group(a, g);
+  if (kFormat == kGpuQ4_0) return llm_group_q4_0(q, (uint16_t)l.sc, ag, act_q8x32(a, g));
+  if (kFormat == kGpuQ4_1) return llm_group_q4_1(q, l.sc, ag, act_q8x32(a, g));
+  if (kFormat == kGpuQ5_0) return llm_group_q5_0(q, l.qh.x, (uint16_t)l.sc, ag, act_q8x32(a, g));
+  if (kFormat == kGpuQ5_1) return llm_group_q5_1(q, l.qh.x, l.sc, ag, act_q8x32(a, g));
+  if (kFormat == kGpuQ8_0) {
+    const uint32_t q8[8] = {l.qs.x, l.qs.y, l.qs.z, l.qs.w, l.qs2.x, l.qs2.y, l.qs2.z, l.qs2.w};
+    return llm_group_q8_0(q8, (uint16_t)l.sc, ag, act_q8x32(a, g));
+  }
+  if (kFormat == kGpuQ4_K) return llm_group_q4_k(q, l.sc, l.sup, ag, act_q8k(a, g));
+  if (kFormat == kGpuQ5_K) return llm_group_q5_k(q, l.qh.x, l.sc, l.sup, ag, act_q8k(a, g));
+  return llm_group_q6_k(q, l.qh.x, l.qh.y, l.sc, (uint16_t)l.sup, ag, act_q8k(a, g));
+}
+
+// Rows r0 .. r0 + R - 1 of a quantized matrix over groups [g_begin, g_end):
+// this lane's partial sums.
+template <int kFormat, int R, bool kShared>
+__device__ void rows_quant(const LlmGpuMatrix& m, int r0, const ActView& a, int g_begin, int g_end, float* acc) {
+  constexpr int kU = (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT) / R;  // groups per row per round
+  const int groups = m.cols / LLM_GROUP;
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  for (int g0 = g_begin + lane; g0 < g_end; g0 += 32 * kU) {
+    Loaded l[R][kU];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (g0 + 32 * u < g_end) l[r][u] = load_group<kShared>(m, (size_t)(r0 + r) * groups + g0 + 32 * u, kFormat);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (g0 + 32 * u < g_end) acc[r] += group_dot<kFormat>(l[r][u], a, g0 + 32 * u);
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void unpack_half8(uint4 w, bool bf16, float* f) {
+  const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint16_t lo = (uint16_t)(u[i] & 0xffffu), hi = (uint16_t)(u[i] >> 16);
+    f[2 * i] = bf16 ? bf16_to_float(lo) : half_to_float(lo);
+    f[2 * i + 1] = bf16 ? bf16_to_float(hi) : half_to_float(hi);
+  }
+}
+
+// F16/BF16/F32 rows over 16-byte units [u_begin, u_end): lane l takes unit
+// u_begin + l of each 32.
+template <int kAct, int R, bool kShared>
+__device__ void rows_plain(const LlmGpuMatrix& m, int r0, const ActView& a, int u_begin, int u_end, float* acc) {
+  constexpr int kU = (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT) / R;
+  constexpr int kPer = kAct == kActF32 ? 4 : 8;  // values per 16 bytes
+  const int lane = threadIdx.x & 31;
+  const int cols = m.cols;
+  const int c_end = u_end * kPer;
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  for (int c0 = (u_begin + lane) * kPer; c0 < c_end; c0 += 32 * kPer * kU) {
+    uint4 w[R][kU];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int c = c0 + 32 * kPer * u;
+        if (c < c_end) w[r][u] = mv_load16<kShared>((const uint8_t*)m.qs + ((size_t)(r0 + r) * cols + c) * (16 / kPer));
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int c = c0 + 32 * kPer * u;
+      if (c >= c_end) continue;
+      float x[8];
+      if (kAct == kActF32) {
+        const float4 v = *(const float4*)(a.f + c);
+        x[0] = v.x; x[1] = v.y; x[2] = v.z; x[3] = v.w;
+      } else {
+        unpack_half8(*(const uint4*)(a.h + c), kAct == kActBF16, x);
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        if (kAct == kActF32) {
+          acc[r] += __uint_as_float(w[r][u].x) * x[0] + __uint_as_float(w[r][u].y) * x[1] +
+                    __uint_as_float(w[r][u].z) * x[2] + __uint_as_float(w[r][u].w) * x[3];
+        } else {
+          float wf[8];
+          unpack_half8(w[r][u], kAct == kActBF16, wf);
+#pragma unroll
+          for (int i = 0; i < 8; ++i) acc[r] += wf[i] * x[i];
+        }
+      }
+    }
+  }
+}
+
+// Units of a row the loops above walk: quantized groups, or 16-byte units.
+__device__ __forceinline__ int row_units(const LlmGpuMatrix& m, int act) {
+  return act == kActQ8x32 || act == kActQ8K ? m.cols / LLM_GROUP : m.cols / (act == kActF32 ? 4 : 8);
+}
+
+// The R rows' products over units [begin, end), summed over the warp: in every lane.
+template <int kAct, int R, bool kShared>
+__device__ void rows_dot(const LlmGpuMatrix& m, int r0, const ActView& a, int begin, int end, float* y) {
+  if (kAct == kActQ8x32) {
+    switch (m.format) {
+      case kGpuQ4_0: rows_quant<kGpuQ4_0, R, kShared>(m, r0, a, begin, end, y); break;
+      case kGpuQ4_1: rows_quant<kGpuQ4_1, R, kShared>(m, r0, a, begin, end, y); break;
+      case kGpuQ5_0: rows_quant<kGpuQ5_0, R, kShared>(m, r0, a, begin, end, y); break;
+      case kGpuQ5_1: rows_quant<kGpuQ5_1, R, kShared>(m, r0, a, begin, end, y); break;
+      default: rows_quant<kGpuQ8_0, R, kShared>(m, r0, a, begin, end, y); break;
+    }
+  } else if (kAct == kActQ8K) {
+    switch (m.format) {
+      case kGpuQ4_K: rows_quant<kGpuQ4_K, R, kShared>(m, r0, a, begin, end, y); break;
+      case kGpuQ5_K: rows_quant<kGpuQ5_K, R, kShared>(m, r0, a, begin, end, y); break;
+      default: rows_quant<kGpuQ6_K, R, kShared>(m, r0, a, begin, end, y); break;
+    }
+  } else {
+    rows_plain<kAct, R, kShared>(m, r0, a, begin, end, y);
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) y[r] = warp_sum(y[r]);
+}
+
+// A logit and its row as one integer whose maximum is the argmax (the first
+// row among equal logits).
+__device__ __forceinline__ unsigned long long argmax_key(float v, int row) {
+  const uint32_t u = __float_as_uint(v);
+  const uint32_t ordered = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  return ((unsigned long long)ordered << 32) | (unsigned long long)(0xffffffffu - (uint32_t)row);
+}
