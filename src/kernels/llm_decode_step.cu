@@ -3,12 +3,12 @@
 //
 // Why: a step of ~85 separate launches spends a quarter of its time between
 // kernels, and each matrix-vector launch starts by waiting for its first
-// weights. Here the weights never wait for the activations: one producer warp
+// weights. (Not yet faster than those launches: docs/perf-notes.md.) Here the weights never wait for the activations: one producer warp
 // per CTA streams the CTA's share of every matrix of the step, in phase order,
 // into a ring of shared-memory slots (cp.async.bulk, completion counted on an
 // mbarrier per slot) as far ahead as the ring allows -- through grid barriers,
 // attention and activation preparation alike, since weights depend on nothing.
-// Sixteen compute warps prepare each phase's activations, take the staged rows
+// The compute warps (LLM_STEP_COMPUTE_WARPS) prepare each phase's activations, take the staged rows
 // slot by slot (llm_matvec_rows.cuh with kShared) and apply the epilogue; a
 // grid-wide barrier separates phases whose inputs another CTA wrote.
 //

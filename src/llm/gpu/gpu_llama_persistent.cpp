@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <map>
+#include <string>
 
 #include "base/error.h"
 #include "gpu/hw/arch.h"
@@ -105,7 +107,12 @@ std::string GpuLlama::build_persistent_step() {
   widen(w.output);
   longest_row = std::max(longest_row, staged_row_bytes(w.output.desc));
   work = (work + 127) / 128 * 128;
-  const uint32_t budget = gpu::hw::arch_params(0x900).max_shared_per_block;
+  uint32_t budget = 0;
+  try {
+    budget = gpu::hw::arch_params(sm).max_shared_per_block;
+  } catch (const Error&) {
+    return "no launch parameters for " + acc_.arch();
+  }
   const uint32_t slot_bytes =
       static_cast<uint32_t>(std::max<uint64_t>(kSlotBytes, (longest_row + 127) / 128 * 128));
   const uint32_t room = budget > LLM_STEP_CONTROL_BYTES + work ? budget - LLM_STEP_CONTROL_BYTES - work : 0;
