@@ -132,6 +132,18 @@ class GpuLlama {
   gpu::LaunchDims persistent_dims() const;
   // Decode attention of one layer (its KV cache, the step's scratch vectors).
   LlmAttentionJob decode_attention_job(size_t layer) const;
+  // The jobs of a matrix-vector product over segments sharing one input:
+  // consecutive segments that pair with one activation kind share a job (at
+  // most LLM_MAX_SEGMENTS), their outputs consecutive from out_va. FormatError
+  // when segments of a job differ in width.
+  struct MatvecGroup {
+    LlmMatvecJob job;
+    int act;
+    const GpuMatrix* first;  // its first segment (for messages)
+  };
+  std::vector<MatvecGroup> matvec_groups(const std::vector<const GpuMatrix*>& segments,
+                                         const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm,
+                                         uint64_t out_va, bool swiglu) const;
   void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
                   const std::string& epilogue) const;

@@ -38,47 +38,21 @@ std::string GpuLlama::add_matvec_phases(std::vector<LlmStepPhase>& out, std::vec
                                         const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm,
                                         uint64_t out_va, int epilogue, uint32_t slot_bytes) const {
   // As add_matvec: segments that pair with one activation format share a phase.
-  size_t first = 0;
-  uint64_t out_at = out_va;
   const bool swiglu = epilogue == LLM_EPI_SWIGLU;
-  while (first < segments.size()) {
-    const int kind = llm_act_kind(segments[first]->desc.format);
-    size_t last = first + 1;
-    while (last < segments.size() && llm_act_kind(segments[last]->desc.format) == kind &&
-           last - first < LLM_MAX_SEGMENTS) {
-      ++last;
-    }
-    if (swiglu && last - first != 2) return "gate and up take different activations";
-    LlmStepPhase ph{};
-    ph.kind = LLM_PHASE_MATVEC;
-    ph.act = kind;
-    ph.epilogue = epilogue;
-    LlmMatvecJob& job = ph.mv;
-    job.segments = static_cast<int32_t>(last - first);
-    job.cols = segments[first]->desc.cols;
-    int32_t rows = 0;
-    for (size_t s = first; s < last; ++s) {
-      job.m[s - first] = segments[s]->desc;
-      job.bias[s - first] = s < biases.size() ? biases[s] : 0;
-      if (segments[s]->desc.cols != job.cols) return "matrices sharing an input differ in width";
-      rows += segments[s]->desc.rows;
-    }
-    job.rows = swiglu ? segments[first]->desc.rows : rows;
-    job.in = in;
-    job.norm = norm;
-    job.out = out_at;
-    job.state = s_->state;
-    job.eps = config_.rms_eps;
-    job.rows_per_warp = 1;
-    if (llm_act_smem_bytes(kind, job.cols) > static_cast<uint32_t>(step_params_.work_bytes)) {
+  for (const MatvecGroup& g : matvec_groups(segments, biases, in, norm, out_va, swiglu)) {
+    if (swiglu && g.job.segments != 2) return "gate and up take different activations";
+    if (llm_act_smem_bytes(g.act, g.job.cols) > static_cast<uint32_t>(step_params_.work_bytes)) {
       return "activations exceed the work area";
     }
+    LlmStepPhase ph{};
+    ph.kind = LLM_PHASE_MATVEC;
+    ph.act = g.act;
+    ph.epilogue = epilogue;
+    ph.mv = g.job;
     const std::string why = plan_chunks(ph, slot_bytes, acc_.sm_count());
-    if (!why.empty()) return "'" + segments[first]->name + "': " + why;
+    if (!why.empty()) return "'" + g.first->name + "': " + why;
     out.push_back(ph);
     names.push_back(what);
-    out_at += 4ull * rows;
-    first = last;
   }
   // Phases of one product share an input and write apart: one barrier after all.
   out.back().sync_after = 1;

@@ -45,13 +45,13 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments) {
 
 }  // namespace
 
-void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
-                          const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
-                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue) const {
-  // Segments that pair with the same activation format share a launch.
+std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<const GpuMatrix*>& segments,
+                                                           const std::vector<uint64_t>& biases, uint64_t in,
+                                                           uint64_t norm, uint64_t out_va, bool swiglu) const {
+  // Segments that pair with the same activation format share a job.
+  std::vector<MatvecGroup> groups;
   size_t first = 0;
   uint64_t out_at = out_va;
-  const bool swiglu = epilogue == "swiglu";
   while (first < segments.size()) {
     const int kind = llm_act_kind(segments[first]->desc.format);
     size_t last = first + 1;
@@ -59,16 +59,17 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
            last - first < LLM_MAX_SEGMENTS) {
       ++last;
     }
-    LlmMatvecJob job{};
+    MatvecGroup g{};
+    g.act = kind;
+    g.first = segments[first];
+    LlmMatvecJob& job = g.job;
     job.segments = static_cast<int32_t>(last - first);
     job.cols = segments[first]->desc.cols;
-    std::vector<const LlmGpuMatrix*> descs;
     int32_t rows = 0;
     for (size_t s = first; s < last; ++s) {
       job.m[s - first] = segments[s]->desc;
       job.bias[s - first] = s < biases.size() ? biases[s] : 0;
       if (segments[s]->desc.cols != job.cols) throw FormatError("matrices sharing an input differ in width");
-      descs.push_back(&segments[s]->desc);
       rows += segments[s]->desc.rows;
     }
     job.rows = swiglu ? segments[first]->desc.rows : rows;
@@ -77,11 +78,26 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     job.out = out_at;
     job.state = s_->state;
     job.eps = config_.rms_eps;
+    job.rows_per_warp = 1;
+    groups.push_back(g);
+    out_at += 4ull * rows;
+    first = last;
+  }
+  return groups;
+}
+
+void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
+                          const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
+                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue) const {
+  for (MatvecGroup& g : matvec_groups(segments, biases, in, norm, out_va, epilogue == "swiglu")) {
+    LlmMatvecJob& job = g.job;
+    std::vector<const LlmGpuMatrix*> descs;
+    for (int s = 0; s < job.segments; ++s) descs.push_back(&job.m[s]);
     job.rows_per_warp = rows_per_warp(descs);
-    const uint32_t smem = llm_act_smem_bytes(kind, job.cols);
+    const uint32_t smem = llm_act_smem_bytes(g.act, job.cols);
     if (smem > kMaxDynamicShared) {
-      throw FormatError("'" + segments[first]->name + "': rows of " + std::to_string(job.cols) + " " +
-                        act_kind_name(kind) + " activations exceed the GPU kernel's shared memory");
+      throw FormatError("'" + g.first->name + "': rows of " + std::to_string(job.cols) + " " +
+                        act_kind_name(g.act) + " activations exceed the GPU kernel's shared memory");
     }
     gpu::LaunchDims d;
     d.block[0] = kMatvecThreads;
@@ -89,9 +105,7 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     d.grid[0] = static_cast<uint32_t>(std::clamp<uint64_t>(
         (tasks + kMatvecWarps - 1) / kMatvecWarps, 1, static_cast<uint64_t>(acc_.sm_count()) * options_.matvec_blocks_per_sm));
     d.dynamic_shared_bytes = smem;
-    out.push_back(StepLaunch{what, &kernels_.matvec(kind, epilogue), gpu::KernelArgs().add(job), d});
-    out_at += 4ull * rows;
-    first = last;
+    out.push_back(StepLaunch{what, &kernels_.matvec(g.act, epilogue), gpu::KernelArgs().add(job), d});
   }
 }
 
