@@ -25,6 +25,18 @@ bool cache_enabled() {
   return v == nullptr || std::string(v) != "0";
 }
 
+// Kernel tuning constants overridden from the environment, e.g.
+// NVHCQ_KERNEL_DEFINES="MV_IN_FLIGHT=16 MV_MIN_BLOCKS=3": a way to measure a
+// variant on a GPU machine without a rebuild. They enter the cache key as flags.
+std::vector<std::string> tuning_defines() {
+  std::vector<std::string> out;
+  const char* v = std::getenv("NVHCQ_KERNEL_DEFINES");
+  if (v == nullptr) return out;
+  std::istringstream words(v);
+  for (std::string w; words >> w;) out.push_back(w);
+  return out;
+}
+
 // The toolkit include folder that holds cuda_fp16.h, if one is installed.
 std::string toolkit_include_dir() {
   for (const auto& dir : cuda_include_dirs()) {
@@ -39,6 +51,7 @@ std::vector<std::string> nvrtc_flags(const CompileOptions& o, const std::string&
   if (o.fast_math) flags.push_back("--use_fast_math");
   if (o.line_info) flags.push_back("--generate-line-info");
   for (const auto& d : o.defines) flags.push_back("-D" + d);
+  for (const auto& d : tuning_defines()) flags.push_back("-D" + d);
   if (!include_dir.empty()) flags.push_back("-I" + include_dir);
   flags.insert(flags.end(), o.extra_flags.begin(), o.extra_flags.end());
   return flags;

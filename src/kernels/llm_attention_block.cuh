@@ -93,7 +93,14 @@ __device__ __forceinline__ VRaw<kDpl> load_v(const uint16_t* p) {
 }
 
 // Positions of a tile a warp loads values for at once (issued together).
+#ifndef AT_V_BATCH
 #define AT_V_BATCH 8
+#endif
+// Key-row loads of a score a thread unrolls (16-byte loads; 16 is a whole
+// 128-dimension row).
+#ifndef AT_K_UNROLL
+#define AT_K_UNROLL 4
+#endif
 
 // The block's shared memory (declared once, in the kernel).
 struct AttentionShared {
@@ -175,7 +182,7 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
 #pragma unroll
       for (int g = 0; g < AT_MAX_GQA; ++g) sc[g] = 0.0f;
       const uint16_t* krow = k_cache + (size_t)t * hd;
-#pragma unroll 4
+#pragma unroll AT_K_UNROLL
       for (int d = 0; d < hd; d += 8) {
         const uint4 w = *(const uint4*)(krow + d);
         const uint32_t u[4] = {w.x, w.y, w.z, w.w};

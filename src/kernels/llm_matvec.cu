@@ -15,6 +15,10 @@
 
 #define MV_THREADS 256
 #define MV_WARPS (MV_THREADS / 32)
+// Blocks an SM holds at once (the register budget follows: 2 -> 128 per thread).
+#ifndef MV_MIN_BLOCKS
+#define MV_MIN_BLOCKS 2
+#endif
 
 // The segment holding `row` of the concatenated rows: its index, and the row
 // within it.
@@ -35,48 +39,71 @@ __device__ __forceinline__ LlmGpuMatrix segment_matrix(const LlmMatvecJob& job, 
   return seg == 0 ? job.m[0] : seg == 1 ? job.m[1] : job.m[2];
 }
 
+// The epilogue of R rows from row0 (lane i < R stores row row0 + i). `y` and,
+// for swiglu, `u` (the up rows) are warp sums, in every lane.
+template <int kEpi, int R>
+__device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, const float* y, const float* u,
+                                            unsigned long long* best) {
+  const int lane = threadIdx.x & 31;
+  if (lane >= R) return;
+  float* out = (float*)job.out;
+  float v = y[0];
+#pragma unroll
+  for (int i = 1; i < R; ++i) v = lane == i ? y[i] : v;
+  const int row = row0 + lane;
+  if (kEpi == LLM_EPI_SWIGLU) {
+    float w = u[0];
+#pragma unroll
+    for (int i = 1; i < R; ++i) w = lane == i ? u[i] : w;
+    out[row] = v / (1.0f + expf(-v)) * w;
+  } else if (kEpi == LLM_EPI_STORE) {
+    int r;
+    const int seg = segment_of(job, row, &r);
+    const float* bias = (const float*)(seg == 0 ? job.bias[0] : seg == 1 ? job.bias[1] : job.bias[2]);
+    out[row] = bias ? v + bias[r] : v;
+  } else if (kEpi == LLM_EPI_ADD) {
+    out[row] += v;
+  } else {
+    out[row] = v;
+    const unsigned long long k = argmax_key(v, row);
+    *best = k > *best ? k : *best;
+  }
+}
+
 template <int kAct, int kEpi, int R>
 __device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  float* out = (float*)job.out;
+  const int warp = threadIdx.x >> 5;
   const int tasks = job.rows / R;
   for (int task = blockIdx.x * MV_WARPS + warp; task < tasks; task += gridDim.x * MV_WARPS) {
     const int row0 = task * R;
-    float y[R];
+    float y[R], u[R];
     if (kEpi == LLM_EPI_SWIGLU) {
-      float u[R];
       rows_dot<kAct, R, false>(job.m[0], row0, a, 0, row_units(job.m[0], kAct), y);
       rows_dot<kAct, R, false>(job.m[1], row0, a, 0, row_units(job.m[1], kAct), u);
-      if (lane < R) {
-        float g = y[0], v = u[0];
-#pragma unroll
-        for (int r = 1; r < R; ++r) {
-          if (lane == r) { g = y[r]; v = u[r]; }
-        }
-        out[row0 + lane] = g / (1.0f + expf(-g)) * v;
-      }
-      continue;
+    } else {
+      int r;
+      const LlmGpuMatrix m = segment_matrix(job, segment_of(job, row0, &r));
+      rows_dot<kAct, R, false>(m, r, a, 0, row_units(m, kAct), y);
     }
-    int r;
-    const int seg = segment_of(job, row0, &r);
-    const LlmGpuMatrix m = segment_matrix(job, seg);
-    rows_dot<kAct, R, false>(m, r, a, 0, row_units(m, kAct), y);
-    if (lane < R) {
-      float v = y[0];
+    finish_rows<kEpi, R>(job, row0, y, u, best);
+  }
+}
+
+// The block's largest logit key into the step state (logits epilogue).
+__device__ __forceinline__ void block_argmax(const LlmMatvecJob& job, unsigned long long best,
+                                             unsigned long long* block_best) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-      for (int i = 1; i < R; ++i) v = lane == i ? y[i] : v;
-      const int row = row0 + lane;
-      if (kEpi == LLM_EPI_STORE) {
-        const float* bias = (const float*)(seg == 0 ? job.bias[0] : seg == 1 ? job.bias[1] : job.bias[2]);
-        out[row] = bias ? v + bias[r + lane] : v;
-      } else if (kEpi == LLM_EPI_ADD) {
-        out[row] += v;
-      } else {
-        out[row] = v;
-        const unsigned long long k = argmax_key(v, row);
-        *best = k > *best ? k : *best;
-      }
-    }
+  for (int o = 16; o > 0; o >>= 1) {
+    const unsigned long long other = __shfl_xor_sync(0xffffffffu, best, o);
+    best = other > best ? other : best;
+  }
+  if (lane == 0) block_best[warp] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long b = 0;
+    for (int w = 0; w < MV_WARPS; ++w) b = block_best[w] > b ? block_best[w] : b;
+    atomicMax(&((LlmStepState*)job.state)->argmax, b);
   }
 }
 
@@ -85,7 +112,7 @@ __device__ void matvec(const LlmMatvecJob& job) {
   extern __shared__ __align__(16) uint8_t smem[];
   __shared__ double red[MV_WARPS];
   __shared__ unsigned long long block_best[MV_WARPS];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warp = threadIdx.x >> 5;
   const int R = job.rows_per_warp;
 
   // The first rows of this warp start on their way to L2 before the prep.
@@ -113,25 +140,11 @@ __device__ void matvec(const LlmMatvecJob& job) {
   } else {
     rows_loop<kAct, kEpi, 1>(job, a, &best);
   }
-
-  if (kEpi == LLM_EPI_LOGITS) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const unsigned long long other = __shfl_xor_sync(0xffffffffu, best, o);
-      best = other > best ? other : best;
-    }
-    if (lane == 0) block_best[warp] = best;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned long long b = 0;
-      for (int w = 0; w < MV_WARPS; ++w) b = block_best[w] > b ? block_best[w] : b;
-      atomicMax(&((LlmStepState*)job.state)->argmax, b);
-    }
-  }
+  if (kEpi == LLM_EPI_LOGITS) block_argmax(job, best, block_best);
 }
 
 #define MATVEC_KERNEL(act_name, act, epi_name, epi)                                              \
-  extern "C" __global__ void __launch_bounds__(MV_THREADS, 2)                                     \
+  extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS)                         \
       matvec_##act_name##_##epi_name(const __grid_constant__ LlmMatvecJob job) {                  \
     matvec<act, epi>(job);                                                                        \
   }

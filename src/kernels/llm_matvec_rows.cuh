@@ -16,8 +16,17 @@
 // enough to cover its latency; from shared memory, fewer (the persistent step
 // kernel has 128 registers per thread: four in flight spilled 160 bytes per
 // thread, two spill 32).
+#ifndef MV_IN_FLIGHT
 #define MV_IN_FLIGHT 8
+#endif
+#ifndef MV_IN_FLIGHT_SHARED
 #define MV_IN_FLIGHT_SHARED 2
+#endif
+// F16/BF16/F32 rows: 16-byte units a lane loads before its first product (8 was
+// the fastest of 4, 8, 12 and 16 on the H200: docs/perf-notes.md).
+#ifndef MV_IN_FLIGHT_PLAIN
+#define MV_IN_FLIGHT_PLAIN MV_IN_FLIGHT
+#endif
 
 template <bool kShared>
 __device__ __forceinline__ uint4 mv_load16(const uint8_t* p) {
@@ -119,7 +128,10 @@ __device__ __forceinline__ float group_dot(const Loaded& l, const ActView& a, in
 // this lane's partial sums.
 template <int kFormat, int R, bool kShared>
 __device__ void rows_quant(const LlmGpuMatrix& m, int r0, const ActView& a, int g_begin, int g_end, float* acc) {
-  constexpr int kU = (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT) / R;  // groups per row per round
+  // Groups per row per round (at least one, whatever the tuning constants say).
+  constexpr int kU = (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT) / R > 0
+                         ? (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT) / R
+                         : 1;
   const int groups = m.cols / LLM_GROUP;
   const int lane = threadIdx.x & 31;
 #pragma unroll
@@ -157,7 +169,9 @@ __device__ __forceinline__ void unpack_half8(uint4 w, bool bf16, float* f) {
 // u_begin + l of each 32.
 template <int kAct, int R, bool kShared>
 __device__ void rows_plain(const LlmGpuMatrix& m, int r0, const ActView& a, int u_begin, int u_end, float* acc) {
-  constexpr int kU = (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT) / R;
+  constexpr int kU = (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT_PLAIN) / R > 0
+                         ? (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT_PLAIN) / R
+                         : 1;
   constexpr int kPer = kAct == kActF32 ? 4 : 8;  // values per 16 bytes
   const int lane = threadIdx.x & 31;
   const int cols = m.cols;

@@ -2,7 +2,7 @@
 // architecture and options comes from the cache with the same bytes; anything
 // in the key that changes compiles again; a corrupt entry is ignored and
 // replaced; NVRTC's errors carry its log and a hint for a missing header; the
-// cache can be turned off.
+// cache can be turned off; NVHCQ_KERNEL_DEFINES reaches the compiler and the key.
 
 #include "compile/compiler.h"
 
@@ -39,6 +39,7 @@ class CompilerCache : public ::testing::Test {
   void TearDown() override {
     ::unsetenv("NVHCQ_CACHE_DIR");
     ::unsetenv("NVHCQ_CACHE");
+    ::unsetenv("NVHCQ_KERNEL_DEFINES");
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
@@ -131,6 +132,25 @@ TEST_F(CompilerCache, ErrorsCarryTheLogAndAHintForMissingHeaders) {
     EXPECT_NE(std::string(e.what()).find("neither embedded nor in"), std::string::npos) << e.what();
   }
   EXPECT_EQ(entries(), 0u) << "failed compiles leave no cache entries";
+}
+
+TEST_F(CompilerCache, KernelDefinesFromTheEnvironmentReachTheCompilerAndTheKey) {
+  REQUIRE_NVRTC();
+  // The source compiles only with both tuning constants defined as given.
+  const std::string src = source_ +
+                          "#if !defined(TUNE_A) || TUNE_B != 3\n"
+                          "#error tuning constants missing\n"
+                          "#endif\n";
+  CompileOptions o;
+  o.arch = "sm_90";
+  EXPECT_THROW(compile(src, "k.cu", o), Error);
+  ::setenv("NVHCQ_KERNEL_DEFINES", " TUNE_A  TUNE_B=3 ", 1);
+  const CompiledModule tuned = compile(src, "k.cu", o);
+  EXPECT_FALSE(tuned.from_cache);
+  EXPECT_TRUE(compile(src, "k.cu", o).from_cache);
+  // Another value is another cache entry, and here a compile error.
+  ::setenv("NVHCQ_KERNEL_DEFINES", "TUNE_A TUNE_B=4", 1);
+  EXPECT_THROW(compile(src, "k.cu", o), Error);
 }
 
 }  // namespace

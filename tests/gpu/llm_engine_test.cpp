@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <system_error>
+#include <utility>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -382,6 +383,41 @@ TEST_P(GpuLlmErrors, ProfileNamesEveryKernelClass) {
     // Decoding goes on where it was.
     EXPECT_EQ(gpu.generate_greedy(1, 2).size(), 2u);
   }
+}
+
+// Tuning from the environment (docs/llm-gpu.md): a bad block count is refused
+// with a clear error; a tuned variant (more blocks per SM, kernels built for
+// them) decodes the same tokens with the same logits, since every row's sum
+// keeps its order.
+TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
+  cpu::ThreadPool pool(2);
+  auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
+  struct Unset {
+    ~Unset() {
+      ::unsetenv("NVHCQ_MATVEC_BLOCKS_PER_SM");
+      ::unsetenv("NVHCQ_KERNEL_DEFINES");
+    }
+  } unset;
+  for (const char* bad : {"0", "33", "2x", "many"}) {
+    ::setenv("NVHCQ_MATVEC_BLOCKS_PER_SM", bad, 1);
+    EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError) << bad;
+  }
+  auto decode = [&] {
+    GpuLlama gpu(*model, *acc_, pool, GpuLlamaOptions{64});
+    gpu.forward(prompt_tokens(5, model->config().n_vocab));
+    const std::vector<int32_t> tokens = gpu.generate_greedy(1, 12);
+    std::vector<float> logits;  // of the last decoded token
+    gpu.logits(logits);
+    return std::make_pair(logits, tokens);
+  };
+  ::unsetenv("NVHCQ_MATVEC_BLOCKS_PER_SM");
+  const auto plain = decode();
+  ::setenv("NVHCQ_MATVEC_BLOCKS_PER_SM", "3", 1);
+  ::setenv("NVHCQ_KERNEL_DEFINES", "MV_MIN_BLOCKS=3 MV_IN_FLIGHT=4", 1);
+  const auto tuned = decode();
+  EXPECT_EQ(tuned.second, plain.second);
+  ASSERT_EQ(tuned.first.size(), plain.first.size());
+  for (size_t i = 0; i < plain.first.size(); ++i) ASSERT_EQ(tuned.first[i], plain.first[i]) << "logit " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuLlmErrors, ::testing::Values(EngineParam{"nv", {}}, EngineParam{"cuda", {}}),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -20,6 +21,16 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   const ModelConfig& c = config_;
   if (options_.context < 1) throw UsageError("the GPU context must hold at least one position");
   if (options_.prefill_batch < 1) throw UsageError("the prefill batch must hold at least one token");
+  // Tuning from the environment (docs/llm-gpu.md): NVHCQ_MATVEC_BLOCKS_PER_SM
+  // pairs with NVHCQ_KERNEL_DEFINES="MV_MIN_BLOCKS=N".
+  if (const char* v = std::getenv("NVHCQ_MATVEC_BLOCKS_PER_SM"); v != nullptr && *v) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0' || n < 1 || n > 32) {
+      throw UsageError(std::string("NVHCQ_MATVEC_BLOCKS_PER_SM must be a number from 1 to 32, not '") + v + "'");
+    }
+    options_.matvec_blocks_per_sm = static_cast<int>(n);
+  }
   const uint32_t n_gqa = c.n_gqa();
   if (n_gqa > LLM_ATTN_MAX_GQA || n_gqa * c.head_dim > LLM_ATTN_MAX_OUT ||
       (c.head_dim != 64 && c.head_dim != 128 && c.head_dim != 256) ||
