@@ -392,12 +392,22 @@ TEST_P(GpuLlmErrors, ProfileNamesEveryKernelClass) {
 TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
-  struct Unset {
-    ~Unset() {
-      ::unsetenv("NVHCQ_MATVEC_BLOCKS_PER_SM");
-      ::unsetenv("NVHCQ_KERNEL_DEFINES");
+  // The two variables as the run had them, restored at the end.
+  struct Saved {
+    const char* name;
+    bool had;
+    std::string value;
+    explicit Saved(const char* n) : name(n), had(std::getenv(n) != nullptr), value(had ? std::getenv(n) : "") {
+      ::unsetenv(n);
     }
-  } unset;
+    ~Saved() {
+      if (had) {
+        ::setenv(name, value.c_str(), 1);
+      } else {
+        ::unsetenv(name);
+      }
+    }
+  } blocks("NVHCQ_MATVEC_BLOCKS_PER_SM"), defines("NVHCQ_KERNEL_DEFINES");
   for (const char* bad : {"0", "33", "2x", "many"}) {
     ::setenv("NVHCQ_MATVEC_BLOCKS_PER_SM", bad, 1);
     EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError) << bad;
