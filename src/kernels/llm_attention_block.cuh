@@ -20,7 +20,9 @@
 #define AT_OUT_PER_THREAD (LLM_ATTN_MAX_OUT / AT_THREADS)
 // Positions a split takes at least: below this a context is one block per KV
 // head, with no merge (the merge costs more than a second tile of keys).
+#ifndef AT_MIN_CHUNK
 #define AT_MIN_CHUNK 256
+#endif
 #define NEG_INF (-__int_as_float(0x7f800000))
 
 // Rotates the pair (a, b) by (c, s) as the CPU does: a' = a c - b s, b' = a s + b c.
