@@ -28,6 +28,12 @@
 #define MV_IN_FLIGHT_PLAIN MV_IN_FLIGHT
 #endif
 
+// Loads in flight per lane shared among R rows: per row at least one, whatever
+// the tuning constants say.
+__host__ __device__ constexpr int mv_per_row(int in_flight, int rows) {
+  return in_flight / rows > 0 ? in_flight / rows : 1;
+}
+
 template <bool kShared>
 __device__ __forceinline__ uint4 mv_load16(const uint8_t* p) {
   return kShared ? *(const uint4*)p : load_stream16(p);
@@ -128,10 +134,7 @@ __device__ __forceinline__ float group_dot(const Loaded& l, const ActView& a, in
 // this lane's partial sums.
 template <int kFormat, int R, bool kShared>
 __device__ void rows_quant(const LlmGpuMatrix& m, int r0, const ActView& a, int g_begin, int g_end, float* acc) {
-  // Groups per row per round (at least one, whatever the tuning constants say).
-  constexpr int kU = (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT) / R > 0
-                         ? (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT) / R
-                         : 1;
+  constexpr int kU = mv_per_row(kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT, R);  // groups per row per round
   const int groups = m.cols / LLM_GROUP;
   const int lane = threadIdx.x & 31;
 #pragma unroll
@@ -169,9 +172,7 @@ __device__ __forceinline__ void unpack_half8(uint4 w, bool bf16, float* f) {
 // u_begin + l of each 32.
 template <int kAct, int R, bool kShared>
 __device__ void rows_plain(const LlmGpuMatrix& m, int r0, const ActView& a, int u_begin, int u_end, float* acc) {
-  constexpr int kU = (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT_PLAIN) / R > 0
-                         ? (kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT_PLAIN) / R
-                         : 1;
+  constexpr int kU = mv_per_row(kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT_PLAIN, R);
   constexpr int kPer = kAct == kActF32 ? 4 : 8;  // values per 16 bytes
   const int lane = threadIdx.x & 31;
   const int cols = m.cols;
