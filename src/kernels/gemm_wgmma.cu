@@ -19,85 +19,7 @@
 // (atoms of 64 columns x 8 k-rows); the 16-byte chunk index is XORed with the
 // row within the atom, which the hardware undoes from the address bits.
 // Kernel names: gemm_wgmma_<f16|bf16>_128x256x64_s4.
-#include "gemm_prims.cuh"
-
-#ifndef NVHCQ_KERNEL_EMULATION
-// Orders this thread's earlier generic-proxy shared-memory writes (cp.async
-// results included) before later async-proxy reads (wgmma operands).
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-// Accumulator registers were written by ordinary instructions: make them
-// visible to the next wgmma.
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-// Waits until at most N committed wgmma groups of this warpgroup are pending.
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// Pins the accumulators at this point of the program: the compiler may not move
-// their reads (the epilogue's conversions) above a wgmma_wait, which would make
-// ptxas serialize every wgmma.
-__device__ __forceinline__ void wgmma_fence_operands(float acc[128]) {
-  NVHCQ_UNROLL
-  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(acc[i])::"memory");
-}
-
-// d (64 x 256 per warpgroup, f32) += A (64 x 16, K-major, from desc_a) *
-// B (16 x 256, N-major, from desc_b). Issued by all 128 threads of a warpgroup;
-// completes asynchronously (wgmma_commit / wgmma_wait).
-template <bool kBf16>
-__device__ __forceinline__ void wgmma_m64n256k16(float d[128], uint64_t desc_a, uint64_t desc_b) {
-#define NVHCQ_WGMMA_ASM(TYPE)                                                                      \
-  asm volatile(                                                                                    \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                                   \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE                                 \
-      " {"                                                                                         \
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                     \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "           \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "           \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "           \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "           \
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "           \
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "     \
-      "%111, "                                                                                     \
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, " \
-      "%127"                                                                                       \
-      "}, %128, %129, p, 1, 1, 0, 1;\n}\n"                                                         \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),        \
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),    \
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), \
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), \
-        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), \
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), \
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), \
-        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), \
-        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), \
-        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), \
-        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), \
-        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), \
-        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),          \
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),        \
-        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),        \
-        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),        \
-        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])         \
-      : "l"(desc_a), "l"(desc_b)                                                                   \
-      : "memory")
-  if constexpr (kBf16) {
-    NVHCQ_WGMMA_ASM("bf16");
-  } else {
-    NVHCQ_WGMMA_ASM("f16");
-  }
-#undef NVHCQ_WGMMA_ASM
-}
-#endif  // NVHCQ_KERNEL_EMULATION
+#include "wgmma_prims.cuh"
 
 namespace gemm_wgmma {
 
@@ -119,14 +41,6 @@ __device__ __forceinline__ uint32_t a_offset(int row, int chunk) {
 __device__ __forceinline__ uint32_t b_offset(int k, int chunk) {
   return (chunk >> 3) * kBAtomColumnBytes + (k >> 3) * 1024 + (k & 7) * 128 +
          (((chunk & 7) ^ (k & 7)) << 4);
-}
-
-// A wgmma shared-memory matrix descriptor: start address, leading and stride
-// byte offsets (16-byte units), 128-byte swizzle (mode 1 in bits 62-63).
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t leading_bytes,
-                                              uint32_t stride_bytes) {
-  return (uint64_t)((addr & 0x3ffff) >> 4) | ((uint64_t)(leading_bytes >> 4) << 16) |
-         ((uint64_t)(stride_bytes >> 4) << 32) | (1ull << 62);
 }
 
 __device__ __forceinline__ void tile_of(int pid, int tiles_m, int tiles_n, int* tm, int* tn) {
@@ -202,9 +116,9 @@ __device__ __forceinline__ void gemm(uint16_t* __restrict__ C, const uint16_t* _
     NVHCQ_UNROLL
     for (int kk = 0; kk < BK / 16; ++kk) {
       // A: this warpgroup's 64 rows (8 atoms, 1 KiB apart), k 16*kk.. (32 bytes into each row).
-      uint64_t da = smem_desc(a_slot + wg * 64 * 128 + kk * 32, 16, 1024);
+      uint64_t da = wgmma_smem_desc(a_slot + wg * 64 * 128 + kk * 32, 16, 1024);
       // B: k-rows 16*kk.. (two atoms, 1 KiB apart), all 256 columns (strips 8 KiB apart).
-      uint64_t db = smem_desc(b_slot + kk * 2 * 1024, kBAtomColumnBytes, 1024);
+      uint64_t db = wgmma_smem_desc(b_slot + kk * 2 * 1024, kBAtomColumnBytes, 1024);
       wgmma_m64n256k16<kBf16>(acc, da, db);
     }
     wgmma_commit();

@@ -14,111 +14,33 @@
 //
 // Only gemm_prims.cuh primitives and plain loads are used, so tests/kernels/
 // runs this file on the CPU warp emulator.
-#include "gemm_prims.cuh"
-#include "llm_jobs.cuh"
+#include "llm_gemm_tiles.cuh"
 
 #ifndef __CUDACC__
 #define __grid_constant__
 #endif
 
-#define GW_THREADS 256
-#define GW_BM 128
+#define GW_BM LLM_GEMM_ROWS
 #define GW_BN 64
-#define GW_BK 64
+#define GW_BK LLM_GEMM_K
 #define GW_W_STAGE (GW_BM * GW_BK * 2)
 #define GW_X_STAGE (GW_BN * GW_BK * 2)
 #define GW_STAGE (GW_W_STAGE + GW_X_STAGE)
 #define GW_SMEM (2 * GW_STAGE)
 
-#define GW_STORE 0
-#define GW_ADD 1
-#define GW_SWIGLU 2
-
-// Byte offset of chunk c (8 elements) of row r of a tile with 64-element rows.
-__device__ __forceinline__ uint32_t gw_swizzle(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
-
-template <bool kBf16>
-__device__ __forceinline__ uint32_t pack2(float a, float b) {
-  return (uint32_t)float_to_bits16<kBf16>(a) | ((uint32_t)float_to_bits16<kBf16>(b) << 16);
-}
-
-// Dequantizes a loaded group into 32 values (four 16-byte chunks) of tile row r.
-template <bool kBf16>
-__device__ __forceinline__ void store_group(uint8_t* tile, int r, int first_chunk, int format, const LlmRawGroup& raw) {
-  float v[LLM_GROUP];
-  llm_dequant_raw(format, raw, v);
-  NVHCQ_UNROLL
-  for (int c = 0; c < 4; ++c) {
-    uint4 w;
-    w.x = pack2<kBf16>(v[8 * c + 0], v[8 * c + 1]);
-    w.y = pack2<kBf16>(v[8 * c + 2], v[8 * c + 3]);
-    w.z = pack2<kBf16>(v[8 * c + 4], v[8 * c + 5]);
-    w.w = pack2<kBf16>(v[8 * c + 6], v[8 * c + 7]);
-    *(uint4*)(tile + gw_swizzle(r, first_chunk + c)) = w;
-  }
-}
-
 template <bool kBf16, int kEpi>
 __device__ void gemm_w(const LlmGemmJob& job) {
   uint8_t* smem = dynamic_smem();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const bool swiglu = kEpi == GW_SWIGLU;
-  const int tok0 = blockIdx.y * GW_BN;
-  const int n_tokens = job.n_tokens;
+  const int tok0 = blockIdx.x * GW_BN;
+  const GwRows g = gw_rows<kEpi == GW_SWIGLU>(job, tid);
 
-  // The matrix (segment) of this CTA's rows, and its first row in it.
-  int seg = 0, row0 = blockIdx.x * (swiglu ? GW_BM / 2 : GW_BM);
-  if (!swiglu) {
-    while (seg + 1 < job.segments && row0 >= job.w[seg].rows) row0 -= job.w[seg++].rows;
-  }
-  const int out_col0 = blockIdx.x * (swiglu ? GW_BM / 2 : GW_BM);  // in the concatenated rows
-
-  // The weight row and the group of each k-tile this thread brings into the
-  // tile: tile row tid / 2, group tid % 2 (of GW_BK / 32 = 2).
-  const int tile_row = tid / 2, half = tid % 2;
-  const bool up_row = swiglu && tile_row >= GW_BM / 2;
-  const LlmGpuMatrix m = up_row ? job.w[1] : job.w[seg];
-  const int my_row = row0 + (swiglu ? tile_row % (GW_BM / 2) : tile_row);
-  const bool row_ok = my_row < m.rows;
-  const int K = m.cols;
-  // Split-K (add epilogue only): CTA z of gridDim.z takes a contiguous share of
-  // the k-tiles and leaves its partial products for add_partials.
-  const int k_total = K / GW_BK;
-  const int k_first = (int)(((long long)k_total * blockIdx.z) / gridDim.z);
-  const int k_tiles = (int)(((long long)k_total * (blockIdx.z + 1)) / gridDim.z) - k_first;
-  const int groups = K / LLM_GROUP;
-  const bool plain = m.format == kGpuF16 || m.format == kGpuBF16;
-  const uint16_t* x = (const uint16_t*)job.x;
-
-  // Activations of k-tile kt into a stage: 64 tokens x 8 chunks, 2 per thread.
-  auto load_x = [&](int kt, int stage) {
-    uint8_t* xs = smem + stage * GW_STAGE + GW_W_STAGE;
-    NVHCQ_UNROLL
-    for (int j = 0; j < (GW_BN * 8) / GW_THREADS; ++j) {
-      const int id = tid + GW_THREADS * j;
-      const int t = id / 8, c = id % 8;
-      const bool ok = tok0 + t < n_tokens;
-      const uint16_t* src = x + (size_t)(ok ? tok0 + t : 0) * K + (k_first + kt) * GW_BK + c * 8;
-      cp_async_16(smem_addr(xs + gw_swizzle(t, c)), src, ok ? 16 : 0);
-    }
+  auto load_async = [&](int kt, int stage) {
+    if (g.plain) gw_load_w_plain(smem + stage * GW_STAGE, g, kt);
+    gw_load_x<GW_BN>(smem + stage * GW_STAGE + GW_W_STAGE, job, g, tok0, kt, tid);
   };
-  // Plain (f16/bf16) weights of k-tile kt: half of this thread's row, 4 chunks.
-  auto load_w_plain = [&](int kt, int stage) {
-    uint8_t* ws = smem + stage * GW_STAGE;
-    const uint16_t* src =
-        (const uint16_t*)m.qs + (size_t)(row_ok ? my_row : 0) * K + (k_first + kt) * GW_BK + half * 32;
-    NVHCQ_UNROLL
-    for (int c = 0; c < 4; ++c) {
-      cp_async_16(smem_addr(ws + gw_swizzle(tile_row, half * 4 + c)), src + c * 8, row_ok ? 16 : 0);
-    }
-  };
-  // Quantized weights: one group per k-tile, through registers (a row past the
-  // matrix loads zero scales and contributes zeros).
   LlmRawGroup raw{};
-  auto load_w_quant = [&](int kt) {
-    if (row_ok) raw = llm_load_raw_group(m, (int64_t)my_row * groups + (k_first + kt) * 2 + half);
-  };
-  auto store_w_quant = [&](int stage) { store_group<kBf16>(smem + stage * GW_STAGE, tile_row, half * 4, m.format, raw); };
+  auto store_w_quant = [&](int stage) { store_group<kBf16>(smem + stage * GW_STAGE, g.tile_row, g.half * 4, g.m.format, raw); };
 
   float acc[2][4][4];
   NVHCQ_UNROLL
@@ -131,27 +53,21 @@ __device__ void gemm_w(const LlmGemmJob& job) {
   }
   const int wm = warp / 2, wn = warp % 2;  // warp tile: rows wm*32.., tokens wn*32..
 
-  if (plain) {
-    load_w_plain(0, 0);
-  } else {
-    load_w_quant(0);
+  if (!g.plain) {
+    gw_load_w_quant(raw, g, 0);
     store_w_quant(0);
   }
-  load_x(0, 0);
+  load_async(0, 0);
   cp_async_commit();
 
-  for (int kt = 0; kt < k_tiles; ++kt) {
+  for (int kt = 0; kt < g.k_tiles; ++kt) {
     const int stage = kt & 1;
     cp_async_wait<0>();
     __syncthreads();  // this stage is complete; every warp is done with the other one
-    const bool more = kt + 1 < k_tiles;
+    const bool more = kt + 1 < g.k_tiles;
     if (more) {
-      if (plain) {
-        load_w_plain(kt + 1, stage ^ 1);
-      } else {
-        load_w_quant(kt + 1);
-      }
-      load_x(kt + 1, stage ^ 1);
+      if (!g.plain) gw_load_w_quant(raw, g, kt + 1);
+      load_async(kt + 1, stage ^ 1);
     }
     cp_async_commit();
 
@@ -181,15 +97,13 @@ __device__ void gemm_w(const LlmGemmJob& job) {
         for (int nt = 0; nt < 4; ++nt) mma_m16n8k16<kBf16>(acc[mt][nt], a[mt], b[nt]);
       }
     }
-    if (more && !plain) store_w_quant(stage ^ 1);
+    if (more && !g.plain) store_w_quant(stage ^ 1);
   }
 
   // Epilogue. Accumulator i of (mt, nt) is tile row wm*32 + mt*16 + lane/4 (+8
   // for i >= 2), tile token wn*32 + nt*8 + 2*(lane%4) + (i & 1).
   if (kEpi != GW_SWIGLU) {
-    float* y = (float*)job.y;
-    const float* bias = (const float*)(seg == 0 ? job.bias[0] : seg == 1 ? job.bias[1] : job.bias[2]);
-    const int rows = job.w[seg].rows;
+    const GwOut o = gw_out(job, g);
     NVHCQ_UNROLL
     for (int mt = 0; mt < 2; ++mt) {
       NVHCQ_UNROLL
@@ -197,18 +111,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
         NVHCQ_UNROLL
         for (int i = 0; i < 4; ++i) {
           const int r = wm * 32 + mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
-          const int tok = tok0 + wn * 32 + nt * 8 + 2 * (lane % 4) + (i & 1);
-          if (row0 + r >= rows || tok >= n_tokens) continue;
-          float* out = y + (size_t)tok * job.ldy + out_col0 + r;
-          if (kEpi == GW_ADD) {
-            if (gridDim.z > 1) {
-              ((float*)job.partial)[((size_t)blockIdx.z * n_tokens + tok) * rows + row0 + r] = acc[mt][nt][i];
-            } else {
-              *out += acc[mt][nt][i];
-            }
-          } else {
-            *out = bias ? acc[mt][nt][i] + bias[row0 + r] : acc[mt][nt][i];
-          }
+          gw_emit<kEpi>(o, r, tok0 + wn * 32 + nt * 8 + 2 * (lane % 4) + (i & 1), acc[mt][nt][i]);
         }
       }
     }
@@ -234,8 +137,6 @@ __device__ void gemm_w(const LlmGemmJob& job) {
   }
   __syncthreads();
   if (wm < 2) {
-    uint16_t* y = (uint16_t*)job.y;
-    const int rows = job.w[0].rows;
     NVHCQ_UNROLL
     for (int mt = 0; mt < 2; ++mt) {
       NVHCQ_UNROLL
@@ -244,10 +145,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
         for (int i = 0; i < 4; ++i) {
           const int r = wm * 32 + mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
           const int t = wn * 32 + nt * 8 + 2 * (lane % 4) + (i & 1);
-          if (row0 + r >= rows || tok0 + t >= n_tokens) continue;
-          const float g = acc[mt][nt][i];
-          const float h = g / (1.0f + expf(-g)) * up[r * GW_BN + t];
-          y[(size_t)(tok0 + t) * job.ldy + row0 + r] = float_to_bits16<kBf16>(h);
+          gw_emit_swiglu<kBf16>(job, g.row0, r, tok0 + t, acc[mt][nt][i], up[r * GW_BN + t]);
         }
       }
     }
@@ -265,7 +163,7 @@ extern "C" __global__ void add_partials(float* y, int ldy, const float* partial,
 }
 
 #define GEMM_W_KERNEL(name, bf16, epi)                                                             \
-  extern "C" __global__ void __launch_bounds__(GW_THREADS, 2) name(const __grid_constant__ LlmGemmJob job) { \
+  extern "C" __global__ void __launch_bounds__(LLM_GEMM_THREADS, 2) name(const __grid_constant__ LlmGemmJob job) { \
     gemm_w<bf16, epi>(job);                                                                        \
   }
 

@@ -117,6 +117,25 @@ double logit_tolerance(LlamaFtype t) {
   }
 }
 
+// An environment variable unset for a test and restored as the run had it.
+struct SavedEnv {
+  const char* name;
+  bool had;
+  std::string value;
+  explicit SavedEnv(const char* n) : name(n), had(std::getenv(n) != nullptr), value(had ? std::getenv(n) : "") {
+    ::unsetenv(n);
+  }
+  ~SavedEnv() {
+    if (had) {
+      ::setenv(name, value.c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  SavedEnv(const SavedEnv&) = delete;
+  SavedEnv& operator=(const SavedEnv&) = delete;
+};
+
 double max_abs(const std::vector<float>& v) {
   double m = 0.0;
   for (float x : v) m = std::max(m, std::fabs(static_cast<double>(x)));
@@ -301,6 +320,60 @@ TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {
   }
 }
 
+// The two families of prefill products: the wgmma kernels (Hopper) against the
+// mma.sync kernels and against the prompt run token by token, for prompts that
+// leave the last 128- or 256-token tile partly empty; both families
+// compute the same f16/bf16 products in f32, k in the same order, so they agree
+// far inside the CPU tolerance (on the H200: to the bit).
+// Elsewhere asking for wgmma is refused; a bad choice is refused everywhere.
+TEST_P(GpuLlmAttention, WgmmaPrefillAgreesWithMmaAndStepwise) {
+  cpu::ThreadPool pool(cpu::default_thread_count());
+  const SavedEnv env("NVHCQ_PREFILL_GEMM");
+  const bool hopper = acc_->arch() == "sm_90" || acc_->arch() == "sm_90a";
+  auto open = [&](LlamaFtype t) { return LlamaModel::open(model_file({"llama", t})); };
+  {
+    auto model = open(LlamaFtype::MOSTLY_Q8_0);
+    GpuLlamaOptions o;
+    o.context = 64;
+    o.prefill_gemm = "tiles";
+    EXPECT_THROW(GpuLlama(*model, *acc_, pool, o), UsageError);
+    ::setenv("NVHCQ_PREFILL_GEMM", "fast", 1);
+    EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError);
+    ::unsetenv("NVHCQ_PREFILL_GEMM");
+    if (!hopper) {
+      o.prefill_gemm = "wgmma";
+      EXPECT_THROW(GpuLlama(*model, *acc_, pool, o), UsageError);
+      GTEST_SKIP() << "wgmma needs an sm_90 GPU (this is " << acc_->arch() << ")";
+    }
+  }
+  // Prompts of 200 tokens take 256-token tiles, of 120 128-token ones.
+  const std::pair<LlamaFtype, int> cases[] = {{LlamaFtype::MOSTLY_F16, 200},    {LlamaFtype::MOSTLY_BF16, 120},
+                                              {LlamaFtype::MOSTLY_Q8_0, 200},   {LlamaFtype::MOSTLY_Q4_0, 120},
+                                              {LlamaFtype::MOSTLY_Q4_K_M, 200}, {LlamaFtype::MOSTLY_Q6_K, 120}};
+  for (const auto& [t, length] : cases) {
+    auto model = open(t);
+    const auto prompt = prompt_tokens(length, model->config().n_vocab);
+    auto run = [&](bool batched, const char* gemm) {
+      GpuLlamaOptions o;
+      o.context = 256;
+      o.batched_prefill = batched;
+      o.prefill_gemm = gemm;
+      GpuLlama gpu(*model, *acc_, pool, o);
+      EXPECT_EQ(gpu.batched_prefill(), batched);
+      gpu.forward(prompt);
+      std::vector<float> logits;
+      gpu.logits(logits);
+      return logits;
+    };
+    const std::vector<float> stepwise = run(false, "auto"), mma = run(true, "mma"), wgmma = run(true, "wgmma");
+    const double vs_mma = relative_difference(wgmma, mma), vs_stepwise = relative_difference(wgmma, stepwise);
+    EXPECT_LE(vs_stepwise, logit_tolerance(t)) << llama_ftype_name(t);
+    EXPECT_LE(vs_mma, logit_tolerance(t) / 10) << llama_ftype_name(t);
+    std::printf("[ prefill  ] %s, %d tokens: wgmma vs mma %.2e, vs stepwise %.2e\n",
+                std::string(llama_ftype_name(t)).c_str(), length, vs_mma, vs_stepwise);
+  }
+}
+
 // The persistent decode step (one launch per token, sm_90 and newer) against
 // the CPU for every activation kind and the Q/K/V biases; elsewhere it is
 // refused with a reason and decoding takes separate launches.
@@ -392,22 +465,7 @@ TEST_P(GpuLlmErrors, ProfileNamesEveryKernelClass) {
 TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
-  // The two variables as the run had them, restored at the end.
-  struct Saved {
-    const char* name;
-    bool had;
-    std::string value;
-    explicit Saved(const char* n) : name(n), had(std::getenv(n) != nullptr), value(had ? std::getenv(n) : "") {
-      ::unsetenv(n);
-    }
-    ~Saved() {
-      if (had) {
-        ::setenv(name, value.c_str(), 1);
-      } else {
-        ::unsetenv(name);
-      }
-    }
-  } blocks("NVHCQ_MATVEC_BLOCKS_PER_SM"), defines("NVHCQ_KERNEL_DEFINES");
+  const SavedEnv blocks("NVHCQ_MATVEC_BLOCKS_PER_SM"), defines("NVHCQ_KERNEL_DEFINES");
   for (const char* bad : {"0", "33", "2x", "many"}) {
     ::setenv("NVHCQ_MATVEC_BLOCKS_PER_SM", bad, 1);
     EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError) << bad;

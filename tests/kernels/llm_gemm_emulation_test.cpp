@@ -1,8 +1,9 @@
-// The prefill products (kernels/llm_gemm.cu) on the CPU warp emulator, against
-// a float64 reference over the CPU's own dequantized weights: every GPU weight
-// format, all three epilogues, weight rows and tokens that do not fill the last
-// tile, and guard values around the output. This checks the kernel's indexing
-// (swizzles, fragment layouts, the two-stage pipeline, edges) without a GPU.
+// The prefill products (kernels/llm_gemm.cu on mma.sync, kernels/llm_gemm_wgmma.cu
+// on wgmma) on the CPU warp emulator, against a float64 reference over the CPU's
+// own dequantized weights: every GPU weight format, all three epilogues, weight
+// rows and tokens that do not fill the last tile, and guard values around the
+// output. This checks the kernels' indexing (swizzles, fragment layouts and
+// descriptors, the pipelines, edges) without a GPU.
 
 #include <gtest/gtest.h>
 
@@ -21,15 +22,35 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #define NVHCQ_KERNEL_EMULATION 1
 #include "kernels/llm_gemm.cu"
+#include "kernels/llm_gemm_wgmma.cu"
 #pragma GCC diagnostic pop
 
 namespace nvhcq::llm {
 namespace {
 
-constexpr int kRows = 192;   // one full tile of 128 rows and a half-empty one
-constexpr int kCols = 512;   // eight k-tiles
-constexpr int kTokens = 70;  // one full tile of 64 tokens and a nearly empty one
+constexpr int kRows = 192;  // one full tile of 128 rows and a half-empty one
+constexpr int kCols = 512;  // eight k-tiles
 constexpr float kGuard = -12345.5f;
+
+// A kernel family: its token tile, shared memory and kernels. Tokens make one
+// full tile and a nearly empty one.
+using GemmKernel = void (*)(LlmGemmJob);
+struct Family {
+  const char* name;
+  int tile_tokens;
+  uint32_t shared_bytes;
+  GemmKernel kernels[2][3];  // [bf16][epilogue]
+  int tokens() const { return tile_tokens + 6; }
+};
+const Family kMma{"mma", GW_BN, GW_SMEM,
+                  {{gemm_w_f16_store, gemm_w_f16_add, gemm_w_f16_swiglu},
+                   {gemm_w_bf16_store, gemm_w_bf16_add, gemm_w_bf16_swiglu}}};
+const Family kWgmma128{"wgmma128", 128, GwwTile<128>::kSmem,
+                       {{gemm_wg128_f16_store, gemm_wg128_f16_add, gemm_wg128_f16_swiglu},
+                        {gemm_wg128_bf16_store, gemm_wg128_bf16_add, gemm_wg128_bf16_swiglu}}};
+const Family kWgmma256{"wgmma256", 256, GwwTile<256>::kSmem,
+                       {{gemm_wg256_f16_store, gemm_wg256_f16_add, gemm_wg256_f16_swiglu},
+                        {gemm_wg256_bf16_store, gemm_wg256_bf16_add, gemm_wg256_bf16_swiglu}}};
 
 struct Matrix {
   GgmlType type;
@@ -74,6 +95,7 @@ Matrix make_matrix(GgmlType type, uint32_t seed) {
 }
 
 struct Case {
+  const Family* family;
   GgmlType type;
   int epilogue;    // GW_STORE, GW_ADD, GW_SWIGLU
   int k_splits = 1;  // split-K CTAs (add epilogue)
@@ -81,7 +103,7 @@ struct Case {
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   static const char* epi[] = {"store", "add", "swiglu"};
-  return std::string(traits(info.param.type).name) + "_" + epi[info.param.epilogue] +
+  return std::string(info.param.family->name) + "_" + std::string(traits(info.param.type).name) + "_" + epi[info.param.epilogue] +
          (info.param.k_splits > 1 ? "_split" + std::to_string(info.param.k_splits) : "");
 }
 
@@ -93,6 +115,7 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
 #endif
   const Case c = GetParam();
   const bool bf16 = c.type == GgmlType::BF16;
+  const int tokens = c.family->tokens();
   emu::clear_globals();
   Matrix w = make_matrix(c.type, 3);
   Matrix up = make_matrix(c.type, 4);
@@ -100,7 +123,7 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
   // Activations in the product's input type, and the float64 values they hold.
   std::mt19937 rng(9);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<uint16_t> x(static_cast<size_t>(kTokens) * kCols);
+  std::vector<uint16_t> x(static_cast<size_t>(tokens) * kCols);
   std::vector<double> xv(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     x[i] = bf16 ? cpu::float_to_bf16(normal(rng)) : cpu::float_to_half(normal(rng));
@@ -112,8 +135,8 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
 
   // Output with guard values in its padding columns.
   const int ldy = kRows + 8;
-  std::vector<float> y(static_cast<size_t>(kTokens) * ldy, kGuard);
-  std::vector<uint16_t> y16(static_cast<size_t>(kTokens) * ldy, 0x7bcd);
+  std::vector<float> y(static_cast<size_t>(tokens) * ldy, kGuard);
+  std::vector<uint16_t> y16(static_cast<size_t>(tokens) * ldy, 0x7bcd);
   std::vector<float> start(y.size());
   for (size_t i = 0; i < y.size(); ++i) start[i] = (i % ldy) < kRows ? normal(rng) : kGuard;
   y = start;
@@ -125,41 +148,32 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
   job.x = reinterpret_cast<uint64_t>(x.data());
   job.y = c.epilogue == GW_SWIGLU ? reinterpret_cast<uint64_t>(y16.data()) : reinterpret_cast<uint64_t>(y.data());
   job.bias[0] = c.epilogue == GW_STORE ? reinterpret_cast<uint64_t>(bias.data()) : 0;
-  job.n_tokens = kTokens;
+  job.n_tokens = tokens;
   job.ldy = ldy;
-  std::vector<float> partial(static_cast<size_t>(c.k_splits) * kTokens * kRows, kGuard);
+  std::vector<float> partial(static_cast<size_t>(c.k_splits) * tokens * kRows, kGuard);
   job.partial = reinterpret_cast<uint64_t>(partial.data());
 
   emu::LaunchConfig cfg;
-  cfg.block = emu::Dim3{GW_THREADS, 1, 1};
-  cfg.grid = emu::Dim3{static_cast<uint32_t>((kRows + (c.epilogue == GW_SWIGLU ? 63 : 127)) /
+  cfg.block = emu::Dim3{LLM_GEMM_THREADS, 1, 1};
+  cfg.grid = emu::Dim3{static_cast<uint32_t>((tokens + c.family->tile_tokens - 1) / c.family->tile_tokens),
+                       static_cast<uint32_t>((kRows + (c.epilogue == GW_SWIGLU ? 63 : 127)) /
                                              (c.epilogue == GW_SWIGLU ? 64 : 128)),
-                       static_cast<uint32_t>((kTokens + GW_BN - 1) / GW_BN), static_cast<uint32_t>(c.k_splits)};
-  cfg.shared_bytes = GW_SMEM;
-  const std::string error = emu::launch(cfg, [&] {
-    if (bf16) {
-      if (c.epilogue == GW_STORE) gemm_w_bf16_store(job);
-      if (c.epilogue == GW_ADD) gemm_w_bf16_add(job);
-      if (c.epilogue == GW_SWIGLU) gemm_w_bf16_swiglu(job);
-    } else {
-      if (c.epilogue == GW_STORE) gemm_w_f16_store(job);
-      if (c.epilogue == GW_ADD) gemm_w_f16_add(job);
-      if (c.epilogue == GW_SWIGLU) gemm_w_f16_swiglu(job);
-    }
-  });
+                       static_cast<uint32_t>(c.k_splits)};
+  cfg.shared_bytes = c.family->shared_bytes;
+  const std::string error = emu::launch(cfg, [&] { c.family->kernels[bf16 ? 1 : 0][c.epilogue](job); });
   ASSERT_EQ(error, "");
   if (c.k_splits > 1) {
     emu::LaunchConfig red;
     red.block = emu::Dim3{128, 1, 1};
     red.grid = emu::Dim3{7, 1, 1};
-    ASSERT_EQ(emu::launch(red, [&] { add_partials(y.data(), ldy, partial.data(), c.k_splits, kTokens, kRows); }), "");
+    ASSERT_EQ(emu::launch(red, [&] { add_partials(y.data(), ldy, partial.data(), c.k_splits, tokens, kRows); }), "");
   }
 
   // Weights reach the tensor cores rounded to the input type: allow that
   // rounding (2^-8 relative for bf16, 2^-11 for f16) over a row of products.
   const double unit = bf16 ? 1.0 / 256 : 1.0 / 2048;
   double worst = 0.0;
-  for (int t = 0; t < kTokens; ++t) {
+  for (int t = 0; t < tokens; ++t) {
     for (int col = 0; col < ldy; ++col) {
       const size_t at = static_cast<size_t>(t) * ldy + col;
       if (col >= kRows) {
@@ -196,16 +210,19 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                     GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::BF16}) {
-    out.push_back({t, GW_STORE});
+  for (const Family* f : {&kMma, &kWgmma128, &kWgmma256}) {
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::BF16}) {
+      out.push_back({f, t, GW_STORE});
+    }
+    out.push_back({f, GgmlType::Q4_K, GW_ADD});
+    out.push_back({f, GgmlType::F16, GW_ADD});
+    out.push_back({f, GgmlType::Q6_K, GW_ADD, 3});  // eight k-tiles in shares of 2, 3 and 3
+    out.push_back({f, GgmlType::F16, GW_ADD, 2});
+    out.push_back({f, GgmlType::Q6_K, GW_SWIGLU});
+    out.push_back({f, GgmlType::BF16, GW_SWIGLU});
+    out.push_back({f, GgmlType::F16, GW_SWIGLU});
   }
-  out.push_back({GgmlType::Q4_K, GW_ADD});
-  out.push_back({GgmlType::F16, GW_ADD});
-  out.push_back({GgmlType::Q6_K, GW_ADD, 3});  // eight k-tiles in shares of 2, 3 and 3
-  out.push_back({GgmlType::F16, GW_ADD, 2});
-  out.push_back({GgmlType::Q6_K, GW_SWIGLU});
-  out.push_back({GgmlType::BF16, GW_SWIGLU});
   return out;
 }
 
@@ -213,10 +230,14 @@ INSTANTIATE_TEST_SUITE_P(Formats, LlmGemmEmulation, ::testing::ValuesIn(cases())
 
 // Q, K and V as one launch: three matrices of different formats, their rows
 // concatenated in the output, each with its own bias.
-TEST(LlmGemmEmulationSegments, ThreeMatricesShareOneLaunch) {
+class LlmGemmEmulationSegments : public ::testing::TestWithParam<const Family*> {};
+
+TEST_P(LlmGemmEmulationSegments, ThreeMatricesShareOneLaunch) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer";
 #endif
+  const Family& f = *GetParam();
+  const int tokens = f.tokens();
   emu::clear_globals();
   // kRows is not a whole number of tiles, so only the last segment may have it:
   // the first two are cut to 128 rows.
@@ -226,7 +247,7 @@ TEST(LlmGemmEmulationSegments, ThreeMatricesShareOneLaunch) {
   const int total = 128 + 128 + kRows;
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<uint16_t> x(static_cast<size_t>(kTokens) * kCols);
+  std::vector<uint16_t> x(static_cast<size_t>(tokens) * kCols);
   for (auto& v : x) v = cpu::float_to_half(normal(rng));
   emu::register_global(x.data(), x.size() * 2);
   std::vector<float> bias[3];
@@ -234,7 +255,7 @@ TEST(LlmGemmEmulationSegments, ThreeMatricesShareOneLaunch) {
     bv.resize(kRows);
     for (float& v : bv) v = normal(rng);
   }
-  std::vector<float> y(static_cast<size_t>(kTokens) * total, kGuard);
+  std::vector<float> y(static_cast<size_t>(tokens) * total, kGuard);
   LlmGemmJob job{};
   job.w[0] = a.desc;
   job.w[1] = b.desc;
@@ -243,15 +264,16 @@ TEST(LlmGemmEmulationSegments, ThreeMatricesShareOneLaunch) {
   job.segments = 3;
   job.x = reinterpret_cast<uint64_t>(x.data());
   job.y = reinterpret_cast<uint64_t>(y.data());
-  job.n_tokens = kTokens;
+  job.n_tokens = tokens;
   job.ldy = total;
   emu::LaunchConfig cfg;
-  cfg.block = emu::Dim3{GW_THREADS, 1, 1};
-  cfg.grid = emu::Dim3{static_cast<uint32_t>((total + 127) / 128), static_cast<uint32_t>((kTokens + GW_BN - 1) / GW_BN), 1};
-  cfg.shared_bytes = GW_SMEM;
-  ASSERT_EQ(emu::launch(cfg, [&] { gemm_w_f16_store(job); }), "");
+  cfg.block = emu::Dim3{LLM_GEMM_THREADS, 1, 1};
+  cfg.grid = emu::Dim3{static_cast<uint32_t>((tokens + f.tile_tokens - 1) / f.tile_tokens),
+                       static_cast<uint32_t>((total + 127) / 128), 1};
+  cfg.shared_bytes = f.shared_bytes;
+  ASSERT_EQ(emu::launch(cfg, [&] { f.kernels[0][GW_STORE](job); }), "");
   const Matrix* mats[3] = {&a, &b, &c};
-  for (int t = 0; t < kTokens; ++t) {
+  for (int t = 0; t < tokens; ++t) {
     int col = 0;
     for (int sgm = 0; sgm < 3; ++sgm) {
       for (int r = 0; r < mats[sgm]->desc.rows; ++r, ++col) {
@@ -268,6 +290,9 @@ TEST(LlmGemmEmulationSegments, ThreeMatricesShareOneLaunch) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, LlmGemmEmulationSegments, ::testing::Values(&kMma, &kWgmma128, &kWgmma256),
+                         [](const ::testing::TestParamInfo<const Family*>& info) { return std::string(info.param->name); });
 
 }  // namespace
 }  // namespace nvhcq::llm

@@ -31,6 +31,16 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
     }
     options_.matvec_blocks_per_sm = static_cast<int>(n);
   }
+  if (const char* v = std::getenv("NVHCQ_PREFILL_GEMM"); v != nullptr && *v) options_.prefill_gemm = v;
+  const bool hopper = acc_.arch() == "sm_90" || acc_.arch() == "sm_90a";
+  if (options_.prefill_gemm == "wgmma" && !hopper) {
+    throw UsageError("wgmma prefill products need an sm_90 GPU, not " + acc_.arch());
+  }
+  if (options_.prefill_gemm != "auto" && options_.prefill_gemm != "mma" && options_.prefill_gemm != "wgmma") {
+    throw UsageError("the prefill products are 'auto', 'mma' or 'wgmma' (NVHCQ_PREFILL_GEMM), not '" +
+                     options_.prefill_gemm + "'");
+  }
+  prefill_wgmma_ = options_.prefill_gemm == "wgmma" || (options_.prefill_gemm == "auto" && hopper);
   const uint32_t n_gqa = c.n_gqa();
   if (n_gqa > LLM_ATTN_MAX_GQA || n_gqa * c.head_dim > LLM_ATTN_MAX_OUT ||
       (c.head_dim != 64 && c.head_dim != 128 && c.head_dim != 256) ||

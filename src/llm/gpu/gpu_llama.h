@@ -39,6 +39,10 @@ struct GpuLlamaOptions {
   // Run prompts through the batched tensor-core path (when every matrix of the
   // model has one); otherwise, or when false, token by token like decode.
   bool batched_prefill = true;
+  // Prefill products: "wgmma" (Hopper's warpgroup instructions, sm_90 only),
+  // "mma" (mma.sync, any GPU), or "auto": wgmma where the GPU has it, for
+  // batches of more than one mma token tile (64 tokens).
+  std::string prefill_gemm = "auto";
   // Decode with the persistent step kernel where the GPU and the model allow
   // (true), or with one launch per fused kernel (false: today the faster).
   bool persistent_decode = false;
@@ -165,6 +169,7 @@ class GpuLlama {
   uint64_t kv_bytes_ = 0;
   bool prefill_ok_ = false;
   bool prefill_bf16_ = false;
+  bool prefill_wgmma_ = false;  // batches of more than 64 tokens take the wgmma products
 
   std::unique_ptr<gpu::DeviceMemory> kv_, scratch_, batch_;
   std::unique_ptr<Scratch> s_;

@@ -18,11 +18,18 @@ constexpr uint32_t kMatvecWarps = kMatvecThreads / 32;
 // Matrix-vector blocks stay within the shared memory every launch may use
 // without an opt-in.
 constexpr uint32_t kMaxDynamicShared = 48 * 1024;
-// Prefill products (llm_gemm.cu): threads, tile, shared memory.
+// Prefill products (llm_gemm_tiles.cuh): threads and weight rows per CTA; and
+// per kernel family its tokens per CTA, shared memory and CTAs per SM
+// (llm_gemm.cu: GW_BN, GW_SMEM; llm_gemm_wgmma.cu: GWW_TOKENS, GWW_SMEM).
 constexpr uint32_t kGemmThreads = 256;
 constexpr uint32_t kGemmRows = 128;
-constexpr uint32_t kGemmTokens = 64;
-constexpr uint32_t kGemmShared = 48 * 1024;
+struct GemmFamily {
+  uint32_t tokens, shared_bytes, ctas_per_sm;
+  int wgmma_tokens;  // LlmKernels::gemm's choice (0: mma.sync)
+};
+constexpr GemmFamily kGemmMma{64, 48 * 1024, 2, 0};
+constexpr GemmFamily kGemmWgmma128{128, 3 * 32 * 1024 + 1024, 2, 128};  // GwwTile<128>
+constexpr GemmFamily kGemmWgmma256{256, 4 * 48 * 1024 + 1024, 1, 256};  // GwwTile<256>
 // Prefill attention (llm_flash_attention.cu): threads, query tokens and keys per tile.
 constexpr uint32_t kFlashThreads = 128;
 constexpr uint32_t kFlashQueries = 64;
@@ -113,6 +120,13 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
                         const std::vector<const GpuMatrix*>& w, const std::vector<uint64_t>& biases, uint64_t x,
                         uint64_t y, int ldy, int n, const std::string& epilogue) const {
   const bool swiglu = epilogue == "swiglu";
+  // The smallest token tile that takes the batch in one row of CTAs, 256 at
+  // most (on the H200, 256-token tiles beat 128 at every pp512 model: fewer
+  // passes over the weights; docs/perf-notes.md).
+  const uint32_t tokens = static_cast<uint32_t>(n);
+  const GemmFamily& family = !prefill_wgmma_ || tokens <= kGemmMma.tokens ? kGemmMma
+                             : tokens <= kGemmWgmma128.tokens             ? kGemmWgmma128
+                                                                          : kGemmWgmma256;
   // Matrices share a launch when every one but the last fills whole tiles.
   size_t first = 0;
   uint64_t y_at = y;
@@ -137,25 +151,28 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
     job.ldy = ldy;
     gpu::LaunchDims d;
     d.block[0] = kGemmThreads;
+    // Token tiles vary fastest: the CTAs that share a weight tile run together,
+    // so each weight row comes from memory once (a layer's matrices outgrow L2).
+    d.grid[0] = (static_cast<uint32_t>(n) + family.tokens - 1) / family.tokens;
     if (swiglu) {
-      d.grid[0] = (static_cast<uint32_t>(w[0]->desc.rows) + kGemmRows / 2 - 1) / (kGemmRows / 2);
+      d.grid[1] = (static_cast<uint32_t>(w[0]->desc.rows) + kGemmRows / 2 - 1) / (kGemmRows / 2);
     } else {
       // Every segment but the last is whole tiles, so the tiles add up.
-      d.grid[0] = (rows + kGemmRows - 1) / kGemmRows;
+      d.grid[1] = (rows + kGemmRows - 1) / kGemmRows;
     }
-    d.grid[1] = (static_cast<uint32_t>(n) + kGemmTokens - 1) / kGemmTokens;
     if (epilogue == "add" && last - first == 1) {
-      // Too few tiles to fill the GPU twice over: split K among CTAs (at least
-      // four k-tiles each), their partial products summed in order afterwards.
-      const uint32_t tiles = d.grid[0] * d.grid[1], wanted = 2 * acc_.sm_count();
+      // Tiles that fill the GPU's CTA slots less than half: split K among CTAs
+      // (as many shares as fit in one wave, at least four k-tiles each), their
+      // partial products summed in order afterwards.
+      const uint32_t tiles = d.grid[0] * d.grid[1], slots = family.ctas_per_sm * acc_.sm_count();
       const uint32_t k_tiles = static_cast<uint32_t>(w[first]->desc.cols) / 64;
-      d.grid[2] = std::clamp<uint32_t>((wanted + tiles - 1) / tiles, 1,
+      d.grid[2] = std::clamp<uint32_t>(slots / tiles, 1,
                                        std::min<uint32_t>(std::max<uint32_t>(k_tiles / 4, 1), Scratch::kMaxKSplits));
       if (static_cast<uint64_t>(d.grid[2]) * n * rows * 4 > s_->batch_partial_bytes) d.grid[2] = 1;
     }
     job.partial = s_->batch_partial;
-    d.dynamic_shared_bytes = kGemmShared;
-    out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue), gpu::KernelArgs().add(job), d});
+    d.dynamic_shared_bytes = family.shared_bytes;
+    out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue, family.wgmma_tokens), gpu::KernelArgs().add(job), d});
     if (d.grid[2] > 1) {
       gpu::LaunchDims rd;
       rd.block[0] = 256;

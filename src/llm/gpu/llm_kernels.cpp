@@ -23,17 +23,20 @@ const gpu::Kernel& LlmKernels::matvec(int act_kind, const std::string& epilogue)
   return get("llm_matvec.cu", std::string("matvec_") + act_kind_name(act_kind) + "_" + epilogue);
 }
 
-const gpu::Kernel& LlmKernels::gemm(bool bf16, const std::string& epilogue) {
-  return get("llm_gemm.cu", std::string("gemm_w_") + (bf16 ? "bf16_" : "f16_") + epilogue);
+const gpu::Kernel& LlmKernels::gemm(bool bf16, const std::string& epilogue, int wgmma_tokens) {
+  const std::string suffix = std::string(bf16 ? "bf16_" : "f16_") + epilogue;
+  if (wgmma_tokens) return get("llm_gemm_wgmma.cu", "gemm_wg" + std::to_string(wgmma_tokens) + "_" + suffix, "a");
+  return get("llm_gemm.cu", "gemm_w_" + suffix);
 }
 
-const gpu::Kernel& LlmKernels::get(const std::string& file, const std::string& name) {
+const gpu::Kernel& LlmKernels::get(const std::string& file, const std::string& name, const std::string& arch_suffix) {
   auto it = kernels_.find(name);
   if (it != kernels_.end()) return *it->second;
   auto cubin = cubins_.find(file);
   if (cubin == cubins_.end()) {
     compile::CompileOptions o;
     o.arch = acc_.arch();
+    if (!o.arch.ends_with(arch_suffix)) o.arch += arch_suffix;
     cubin = cubins_.emplace(file, compile::compile_embedded(file, o).cubin).first;
   }
   auto kernel = acc_.load(cubin->second, name);

@@ -17,8 +17,10 @@ class LlmKernels {
   // matvec_<act>_<epilogue>; act is an LlmActKind, epilogue "store", "add",
   // "swiglu" or "logits".
   const gpu::Kernel& matvec(int act_kind, const std::string& epilogue);
-  // gemm_w_<f16|bf16>_<store|add|swiglu> (prefill products).
-  const gpu::Kernel& gemm(bool bf16, const std::string& epilogue);
+  // gemm_w_<f16|bf16>_<store|add|swiglu> (prefill products, mma.sync), or with
+  // wgmma_tokens 128 or 256 gemm_wg<tokens>_... (Hopper warpgroup products with
+  // that many tokens per CTA, compiled for sm_90a).
+  const gpu::Kernel& gemm(bool bf16, const std::string& epilogue, int wgmma_tokens = 0);
   const gpu::Kernel& add_partials() { return get("llm_gemm.cu", "add_partials"); }
   const gpu::Kernel& attention() { return get("llm_attention.cu", "attention"); }
   const gpu::Kernel& rope_kv_store() { return get("llm_attention.cu", "rope_kv_store"); }
@@ -34,7 +36,9 @@ class LlmKernels {
   const gpu::Kernel& rmsnorm_rows() { return get("llm_step.cu", "rmsnorm_rows"); }
 
  private:
-  const gpu::Kernel& get(const std::string& file, const std::string& name);
+  // `arch_suffix` "a" compiles the file for the architecture-specific target
+  // (sm_90a: wgmma).
+  const gpu::Kernel& get(const std::string& file, const std::string& name, const std::string& arch_suffix = "");
 
   gpu::Accelerator& acc_;
   std::map<std::string, std::vector<uint8_t>> cubins_;  // by source file

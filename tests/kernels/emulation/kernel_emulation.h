@@ -154,10 +154,11 @@ inline void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
   ::nvhcq::emu::mma_m16n8k16(d, a, b, kBf16);
 }
 
-// gemm_wgmma.cu's primitives.
+// wgmma_prims.cuh's primitives.
 inline void fence_proxy_async() {}
 inline void wgmma_fence() {}
-inline void wgmma_fence_operands(float*) {}
+template <int N>
+inline void wgmma_fence_operands(float (&)[N]) {}
 inline void wgmma_commit() {
   ::nvhcq::emu::wgmma_commit();
 }
@@ -165,7 +166,11 @@ template <int N>
 inline void wgmma_wait() {
   ::nvhcq::emu::wgmma_wait(N);
 }
-template <bool kBf16>
+template <bool kBf16, bool kBKMajor = false>
 inline void wgmma_m64n256k16(float d[128], uint64_t desc_a, uint64_t desc_b) {
-  ::nvhcq::emu::wgmma(d, desc_a, desc_b, 256, kBf16, true);
+  ::nvhcq::emu::wgmma(d, desc_a, desc_b, 256, kBf16, !kBKMajor);
+}
+template <bool kBf16, bool kBKMajor = false>
+inline void wgmma_m64n128k16(float d[64], uint64_t desc_a, uint64_t desc_b) {
+  ::nvhcq::emu::wgmma(d, desc_a, desc_b, 128, kBf16, !kBKMajor);
 }

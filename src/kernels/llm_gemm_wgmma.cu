@@ -1,0 +1,178 @@
+// Prefill matrix products on Hopper's warpgroup tensor cores (sm_90a): the
+// contract of llm_gemm.cu (Y = X . W^T, weights in their GPU layout dequantized
+// tile by tile in shared memory; store, add and swiglu epilogues; Q, K and V in
+// one launch; split-K partials for add), with larger token tiles and wgmma.
+//
+// A CTA is two warpgroups. It computes LLM_GEMM_ROWS weight rows x kTokens
+// tokens (128 or 256): warpgroup w takes tile rows 64w.. and issues wgmma
+// m64nNk16 (N = kTokens), whose operands (a 64 x 16 slice of the weight tile
+// and a kTokens x 16 slice of the activation tile, both K-major in 128-byte
+// swizzled rows) come from shared memory through descriptors; the 64 x kTokens
+// f32 accumulator is kTokens / 2 registers per thread. K advances through a
+// ring of slots, copies running `ahead` k-tiles in front of the products:
+//   iteration kt: wait for tile kt's copies; fence them (and the dequantized
+//   weights the threads wrote) into the async proxy; barrier; copy tile
+//   kt+ahead into the slot of tile kt+ahead-slots, whose products are done;
+//   load the raw weight groups of tile kt+1; issue tile kt's four wgmma;
+//   dequantize tile kt+1's weights into its slot while they run; wait until at
+//   most kInFlight batches (tile kt's, when 1) are still running.
+// 128 tokens: 3 slots of 32 KiB, two CTAs per SM, each waiting for its own
+// batch (the other CTA keeps the tensor cores busy). 256 tokens: 4 slots of
+// 48 KiB, one CTA per SM, one batch left running across the barrier.
+//
+// Only gemm_prims.cuh / wgmma_prims.cuh primitives and plain loads are used, so
+// tests/kernels/ runs this file on the CPU warp emulator.
+#include "llm_gemm_tiles.cuh"
+#include "wgmma_prims.cuh"
+
+#ifndef __CUDACC__
+#define __grid_constant__
+#endif
+
+// Per token tile: the ring's slots, batches left running, CTAs per SM. The
+// launch's dynamic shared memory is gww_smem(tokens): the ring and room to
+// align it to 1 KiB (the swizzle is a function of address bits 4-9);
+// gpu_llama_plan.cpp matches it.
+#define GWW_W_BYTES (LLM_GEMM_ROWS * LLM_GEMM_K * 2)  // 16 KiB
+// (Enumerators rather than static constexpr members: NVRTC gives those device
+// storage, which a CUBIN would then relocate against.)
+template <int kTokens>
+struct GwwTile {
+  enum : int {
+    kSlots = kTokens == 256 ? 4 : 3,
+    kInFlight = kTokens == 256 ? 1 : 0,
+    kAhead = kSlots - 1 - kInFlight,  // k-tiles copied ahead
+    kSlotBytes = GWW_W_BYTES + kTokens * LLM_GEMM_K * 2,
+    kSmem = kSlots * kSlotBytes + 1024,
+    kUpStride = kTokens + 8,  // swiglu's up products, f32, padded against bank conflicts
+  };
+};
+
+template <bool kBf16, int kTokens>
+__device__ __forceinline__ void gww_mma(float (&acc)[kTokens / 2], uint64_t da, uint64_t db) {
+  if constexpr (kTokens == 256) {
+    wgmma_m64n256k16<kBf16, true>(acc, da, db);
+  } else {
+    wgmma_m64n128k16<kBf16, true>(acc, da, db);
+  }
+}
+
+template <bool kBf16, int kEpi, int kTokens>
+__device__ void gemm_wg(const LlmGemmJob& job) {
+  using T = GwwTile<kTokens>;
+  const int tid = threadIdx.x, lane = tid % 32;
+  const int wg = tid / 128, warp_in_wg = (tid / 32) % 4;
+  uint8_t* base = dynamic_smem();
+  uint8_t* smem = base + (((smem_addr(base) + 1023u) & ~1023u) - smem_addr(base));
+  const int tok0 = blockIdx.x * kTokens;
+  const GwRows g = gw_rows<kEpi == GW_SWIGLU>(job, tid);
+
+  auto w_tile = [&](int kt) { return smem + (kt % T::kSlots) * T::kSlotBytes; };
+  auto load_async = [&](int kt) {
+    if (g.plain) gw_load_w_plain(w_tile(kt), g, kt);
+    gw_load_x<kTokens>(w_tile(kt) + GWW_W_BYTES, job, g, tok0, kt, tid);
+  };
+  LlmRawGroup raw{};
+  auto store_w_quant = [&](int kt) { store_group<kBf16>(w_tile(kt), g.tile_row, g.half * 4, g.m.format, raw); };
+
+  float acc[kTokens / 2];
+  NVHCQ_UNROLL
+  for (int i = 0; i < kTokens / 2; ++i) acc[i] = 0.0f;
+
+  if (!g.plain && g.k_tiles > 0) {
+    gw_load_w_quant(raw, g, 0);
+    store_w_quant(0);
+  }
+  NVHCQ_UNROLL
+  for (int s = 0; s < T::kAhead; ++s) {
+    if (s < g.k_tiles) load_async(s);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < g.k_tiles; ++kt) {
+    // Committed groups: kAhead+kt; the oldest kt+1 (tile kt's) are done.
+    cp_async_wait<T::kAhead - 1>();
+    fence_proxy_async();
+    __syncthreads();
+    // Tile kt+kAhead's slot held tile kt-1-kInFlight, whose batch is done.
+    if (kt + T::kAhead < g.k_tiles) load_async(kt + T::kAhead);
+    cp_async_commit();
+    const bool more = kt + 1 < g.k_tiles;
+    if (!g.plain && more) gw_load_w_quant(raw, g, kt + 1);
+
+    const uint32_t w_addr = smem_addr(w_tile(kt));
+    const uint32_t x_addr = w_addr + GWW_W_BYTES;
+    wgmma_fence_operands(acc);
+    wgmma_fence();
+    NVHCQ_UNROLL
+    for (int kk = 0; kk < LLM_GEMM_K / 16; ++kk) {
+      // 16 k-values are 32 bytes into each 128-byte row; 8-row atoms are 1 KiB apart.
+      const uint64_t da = wgmma_smem_desc(w_addr + wg * 64 * 128 + kk * 32, 16, 1024);
+      const uint64_t db = wgmma_smem_desc(x_addr + kk * 32, 16, 1024);
+      gww_mma<kBf16, kTokens>(acc, da, db);
+    }
+    wgmma_commit();
+    // Tile kt+1's slot held tile kt+1-kSlots, at most tile kt-1-kInFlight: done.
+    if (!g.plain && more) store_w_quant(kt + 1);
+    wgmma_wait<T::kInFlight>();
+    wgmma_fence_operands(acc);
+  }
+  wgmma_wait<0>();
+  wgmma_fence_operands(acc);
+  cp_async_wait<0>();
+
+  // Accumulator acc[4j + i]: tile row 64*wg + 16*warp_in_wg + lane/4 (+8 for
+  // i >= 2), tile token 8j + 2*(lane%4) + (i & 1).
+  const int row_base = wg * 64 + warp_in_wg * 16 + lane / 4;
+  if (kEpi != GW_SWIGLU) {
+    const GwOut o = gw_out(job, g);
+    NVHCQ_UNROLL
+    for (int j = 0; j < kTokens / 8; ++j) {
+      NVHCQ_UNROLL
+      for (int i = 0; i < 4; ++i) {
+        gw_emit<kEpi>(o, row_base + (i >= 2 ? 8 : 0), tok0 + 8 * j + 2 * (lane % 4) + (i & 1), acc[4 * j + i]);
+      }
+    }
+    return;
+  }
+  // swiglu: warpgroup 1 (up rows) hands its products to warpgroup 0 (gate rows)
+  // through shared memory, once every warpgroup is done with the ring.
+  __syncthreads();
+  float* up = (float*)smem;
+  if (wg == 1) {
+    NVHCQ_UNROLL
+    for (int j = 0; j < kTokens / 8; ++j) {
+      NVHCQ_UNROLL
+      for (int i = 0; i < 4; ++i) {
+        const int r = row_base - 64 + (i >= 2 ? 8 : 0), t = 8 * j + 2 * (lane % 4) + (i & 1);
+        up[r * T::kUpStride + t] = acc[4 * j + i];
+      }
+    }
+  }
+  __syncthreads();
+  if (wg == 0) {
+    NVHCQ_UNROLL
+    for (int j = 0; j < kTokens / 8; ++j) {
+      NVHCQ_UNROLL
+      for (int i = 0; i < 4; ++i) {
+        const int r = row_base + (i >= 2 ? 8 : 0), t = 8 * j + 2 * (lane % 4) + (i & 1);
+        gw_emit_swiglu<kBf16>(job, g.row0, r, tok0 + t, acc[4 * j + i], up[r * T::kUpStride + t]);
+      }
+    }
+  }
+}
+
+#define GEMM_WG_KERNEL(name, bf16, epi, tokens)                                                  \
+  extern "C" __global__ void __launch_bounds__(LLM_GEMM_THREADS, tokens == 256 ? 1 : 2)           \
+      name(const __grid_constant__ LlmGemmJob job) {                                               \
+    gemm_wg<bf16, epi, tokens>(job);                                                               \
+  }
+#define GEMM_WG_KERNELS(tokens)                                                 \
+  GEMM_WG_KERNEL(gemm_wg##tokens##_f16_store, false, GW_STORE, tokens)          \
+  GEMM_WG_KERNEL(gemm_wg##tokens##_f16_add, false, GW_ADD, tokens)              \
+  GEMM_WG_KERNEL(gemm_wg##tokens##_f16_swiglu, false, GW_SWIGLU, tokens)        \
+  GEMM_WG_KERNEL(gemm_wg##tokens##_bf16_store, true, GW_STORE, tokens)          \
+  GEMM_WG_KERNEL(gemm_wg##tokens##_bf16_add, true, GW_ADD, tokens)              \
+  GEMM_WG_KERNEL(gemm_wg##tokens##_bf16_swiglu, true, GW_SWIGLU, tokens)
+
+GEMM_WG_KERNELS(128)
+GEMM_WG_KERNELS(256)
