@@ -29,10 +29,10 @@
 #define __grid_constant__
 #endif
 
-// Per token tile: the ring's slots, batches left running, CTAs per SM. The
-// launch's dynamic shared memory is gww_smem(tokens): the ring and room to
-// align it to 1 KiB (the swizzle is a function of address bits 4-9);
-// gpu_llama_plan.cpp matches it.
+// Per token tile: the ring's slots and batches left running (the CTAs per SM
+// are the kernels' launch bounds). The launch's dynamic shared memory is
+// GwwTile<tokens>::kSmem: the ring and room to align it to 1 KiB (the swizzle
+// is a function of address bits 4-9); gpu_llama_plan.cpp matches it.
 #define GWW_W_BYTES (LLM_GEMM_ROWS * LLM_GEMM_K * 2)  // 16 KiB
 // (Enumerators rather than static constexpr members: NVRTC gives those device
 // storage, which a CUBIN would then relocate against.)

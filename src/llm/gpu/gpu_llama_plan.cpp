@@ -20,7 +20,8 @@ constexpr uint32_t kMatvecWarps = kMatvecThreads / 32;
 constexpr uint32_t kMaxDynamicShared = 48 * 1024;
 // Prefill products (llm_gemm_tiles.cuh): threads and weight rows per CTA; and
 // per kernel family its tokens per CTA, shared memory and CTAs per SM
-// (llm_gemm.cu: GW_BN, GW_SMEM; llm_gemm_wgmma.cu: GWW_TOKENS, GWW_SMEM).
+// (llm_gemm.cu: GW_BN, GW_SMEM; llm_gemm_wgmma.cu: GwwTile<tokens>::kSmem and
+// its launch bounds).
 constexpr uint32_t kGemmThreads = 256;
 constexpr uint32_t kGemmRows = 128;
 struct GemmFamily {
