@@ -35,17 +35,13 @@ constexpr F32Config kF32Configs[] = {
     {"64x64_scalar", 64, 64, false},
 };
 
-bool is_hopper(const std::string& arch) {
-  return arch == "sm_90" || arch == "sm_90a";
-}
-
 uint64_t tiles(uint32_t m, uint32_t n, uint32_t bm, uint32_t bn) {
   return uint64_t{(m + bm - 1) / bm} * ((n + bn - 1) / bn);
 }
 
 // gemm_wgmma.cu: 128 x 256 tiles, two warpgroups, a 4-slot ring of 64-deep k-tiles.
 KernelLaunch plan_wgmma(const GemmProblem& p) {
-  if (!is_hopper(p.arch)) {
+  if (!arch_has_wgmma(p.arch)) {
     throw UsageError(std::string("GEMM variant ") + kWgmmaVariant + " needs an sm_90 GPU" +
                      (p.arch.empty() ? "" : ", not " + p.arch));
   }
@@ -135,10 +131,14 @@ KernelLaunch plan_f32(const GemmProblem& p, uint32_t sm_count, const std::string
 
 }  // namespace
 
+bool arch_has_wgmma(const std::string& arch) {
+  return arch == "sm_90" || arch == "sm_90a";
+}
+
 const char* const kWgmmaVariant = "wgmma_128x256x64_s4";
 
 bool wgmma_applies(const GemmProblem& p) {
-  return p.type != GemmType::kF32 && is_hopper(p.arch) && p.aligned16 && p.k % 8 == 0 &&
+  return p.type != GemmType::kF32 && arch_has_wgmma(p.arch) && p.aligned16 && p.k % 8 == 0 &&
          p.n % 8 == 0;
 }
 
@@ -178,7 +178,7 @@ std::vector<std::string> gemm_variants(GemmType type, const std::string& arch) {
     for (const auto& c : kF32Configs) names.push_back(c.name);
   } else {
     for (const auto& c : kMmaConfigs) names.push_back(c.name);
-    if (is_hopper(arch))
+    if (arch_has_wgmma(arch))
       names.push_back(kWgmmaVariant);  // last: the newest code runs after the rest
   }
   return names;

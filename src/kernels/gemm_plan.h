@@ -48,6 +48,9 @@ struct GemmProblem {
 KernelLaunch plan_gemm(const GemmProblem& p, uint32_t sm_count, const std::string& variant = "");
 // The configurations of a type (for `arch` "sm_90" the wgmma kernel comes last).
 std::vector<std::string> gemm_variants(GemmType type, const std::string& arch = "");
+// Whether a GPU of NVRTC target `arch` ("sm_90") runs warpgroup (wgmma)
+// kernels: Hopper only (sm_90, sm_90a).
+bool arch_has_wgmma(const std::string& arch);
 // The Hopper warpgroup (wgmma) kernel's variant name, and whether it can run `p`.
 extern const char* const kWgmmaVariant;
 bool wgmma_applies(const GemmProblem& p);

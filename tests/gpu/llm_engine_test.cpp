@@ -20,6 +20,7 @@
 #include "compile/nvrtc_api.h"
 #include "cpu/thread_pool.h"
 #include "cuda/cuda_accelerator.h"
+#include "kernels/gemm_plan.h"
 #include "llm/gpu/gpu_llama.h"
 #include "llm/model/llama_model.h"
 #include "llm/synth/model_synthesizer.h"
@@ -329,7 +330,7 @@ TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {
 TEST_P(GpuLlmAttention, WgmmaPrefillAgreesWithMmaAndStepwise) {
   cpu::ThreadPool pool(cpu::default_thread_count());
   const SavedEnv env("NVHCQ_PREFILL_GEMM");
-  const bool hopper = acc_->arch() == "sm_90" || acc_->arch() == "sm_90a";
+  const bool hopper = kernels::arch_has_wgmma(acc_->arch());
   auto open = [&](LlamaFtype t) { return LlamaModel::open(model_file({"llama", t})); };
   {
     auto model = open(LlamaFtype::MOSTLY_Q8_0);

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "base/error.h"
+#include "kernels/gemm_plan.h"
 #include "kernels/llm_jobs.cuh"
 #include "llm/gpu/gpu_scratch.h"
 #include "llm/gpu/weight_repack.h"
@@ -32,7 +33,7 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
     options_.matvec_blocks_per_sm = static_cast<int>(n);
   }
   if (const char* v = std::getenv("NVHCQ_PREFILL_GEMM"); v != nullptr && *v) options_.prefill_gemm = v;
-  const bool hopper = acc_.arch() == "sm_90" || acc_.arch() == "sm_90a";
+  const bool hopper = kernels::arch_has_wgmma(acc_.arch());
   if (options_.prefill_gemm == "wgmma" && !hopper) {
     throw UsageError("wgmma prefill products need an sm_90 GPU, not " + acc_.arch());
   }
