@@ -1,15 +1,18 @@
 // Attention over an f16 KV cache (llm_jobs.cuh, LlmAttentionJob): one block per
-// (KV head, split of the positions, token), each running attention_block
-// (llm_attention_block.cuh).
+// (unit of query heads, split of the positions, token), each running
+// attention_block (llm_attention_block.cuh).
 #include "llm_attention_block.cuh"
 
 extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_constant__ LlmAttentionJob job) {
   __shared__ __align__(16) AttentionShared sh;
-  switch (job.head_dim / 32) {
-    case 2: attention_block<2, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z); break;
-    case 4: attention_block<4, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z); break;
-    default: attention_block<8, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z); break;
-  }
+  attention_unit<AT_MAX_GQA, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z);
+}
+
+// The same for units of one query head (heads_per_block 1), a kernel of its
+// own so that it is not given the registers of eight heads' accumulators.
+extern "C" __global__ void __launch_bounds__(AT_THREADS) attention_head(const __grid_constant__ LlmAttentionJob job) {
+  __shared__ __align__(16) AttentionShared sh;
+  attention_unit<1, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z);
 }
 
 // Prefill: the rotated keys and the values of n tokens into the cache, before

@@ -1,10 +1,13 @@
 // The attention of one block over an f16 KV cache (llm_jobs.cuh,
 // LlmAttentionJob), shared by the attention kernels (llm_attention.cu) and the
-// persistent decode step (llm_decode_step.cu). The block rotates the queries of
-// its KV head's query heads by the RoPE table, walks its positions in tiles of
-// AT_THREADS (one position per thread for the scores) with an online softmax,
-// and either writes the result or, when the positions are split, leaves
-// (max, sum, weighted values) for the last split of the head to merge.
+// persistent decode step (llm_decode_step.cu). A block takes a unit: the
+// job's heads_per_block query heads of one KV head (decode: one, so a launch
+// has a block per query head rather than per KV head; its blocks are a chain
+// of dependent loads, and four times the blocks finish in a quarter of the
+// work each). It rotates its queries by the RoPE table, walks its positions in
+// tiles of AT_THREADS (one position per thread for the scores) with an online
+// softmax, and either writes the result or, when the positions are split,
+// leaves (max, sum, weighted values) for the last split of the unit to merge.
 //
 // The query, key and value vectors are read through L2 (__ldcg): in the
 // persistent step other SMs wrote them since this SM last read those lines.
@@ -17,9 +20,10 @@
 #define AT_WARPS (AT_THREADS / 32)
 #define AT_MAX_GQA LLM_ATTN_MAX_GQA
 #define AT_MAX_ROT 256
+#define AT_MAX_HD 256
 #define AT_OUT_PER_THREAD (LLM_ATTN_MAX_OUT / AT_THREADS)
-// Positions a split takes at least: below this a context is one block per KV
-// head, with no merge (the merge costs more than a second tile of keys).
+// Positions a split takes at least: below this a context is one block per
+// unit, with no merge (the merge costs more than a second tile of keys).
 #ifndef AT_MIN_CHUNK
 #define AT_MIN_CHUNK 256
 #endif
@@ -48,8 +52,10 @@ __device__ __forceinline__ void pair_dims(int p, int n_rot, int neox, int* d0, i
   }
 }
 
-// Rotated key and value of one token into the cache (all KV heads).
-__device__ void store_kv(const LlmAttentionJob& job, const float* qkv, int pos, int first_head, int heads) {
+// Rotated key and value of one token, as f16, into the cache (to_cache) and/or
+// into k_keep / v_keep (one head's, when not null).
+__device__ void store_kv(const LlmAttentionJob& job, const float* qkv, int pos, int first_head, int heads,
+                         bool to_cache = true, uint16_t* k_keep = nullptr, uint16_t* v_keep = nullptr) {
   const int hd = job.head_dim, half = hd / 2;
   const float2* cs = (const float2*)job.rope + (size_t)pos * (job.n_rot / 2);
   const float* k = qkv + (size_t)job.n_head * hd;
@@ -60,12 +66,22 @@ __device__ void store_kv(const LlmAttentionJob& job, const float* qkv, int pos, 
     pair_dims(pr, job.n_rot, job.neox, &d0, &d1);
     float a = __ldcg(k + h * hd + d0), b = __ldcg(k + h * hd + d1);
     if (pr < job.n_rot / 2) rotate(a, b, cs[pr]);
-    uint16_t* kc = (uint16_t*)job.k_cache + ((size_t)h * job.capacity + pos) * hd;
-    uint16_t* vc = (uint16_t*)job.v_cache + ((size_t)h * job.capacity + pos) * hd;
-    kc[d0] = float_to_half(a);
-    kc[d1] = float_to_half(b);
-    vc[d0] = float_to_half(__ldcg(v + h * hd + d0));
-    vc[d1] = float_to_half(__ldcg(v + h * hd + d1));
+    const uint16_t ka = float_to_half(a), kb = float_to_half(b);
+    const uint16_t va = float_to_half(__ldcg(v + h * hd + d0)), vb = float_to_half(__ldcg(v + h * hd + d1));
+    if (to_cache) {
+      uint16_t* kc = (uint16_t*)job.k_cache + ((size_t)h * job.capacity + pos) * hd;
+      uint16_t* vc = (uint16_t*)job.v_cache + ((size_t)h * job.capacity + pos) * hd;
+      kc[d0] = ka;
+      kc[d1] = kb;
+      vc[d0] = va;
+      vc[d1] = vb;
+    }
+    if (k_keep) {
+      k_keep[d0] = ka;
+      k_keep[d1] = kb;
+      v_keep[d0] = va;
+      v_keep[d1] = vb;
+    }
   }
 }
 
@@ -110,13 +126,55 @@ struct AttentionShared {
   float p[AT_MAX_GQA][AT_THREADS];
   float run_max[AT_MAX_GQA], run_sum[AT_MAX_GQA], corr[AT_MAX_GQA];
   float partial_acc[AT_WARPS][LLM_ATTN_MAX_OUT];
+  // Decode: the new position's rotated key and value, as the cache holds them
+  // (the unit whose block writes them to the cache may run after this one).
+  __align__(16) uint16_t k_new[AT_MAX_HD];
+  __align__(16) uint16_t v_new[AT_MAX_HD];
   bool last_block;
 };
 
-// Block (kvh, split, token) of AT_THREADS threads (threadIdx.x below
-// AT_THREADS) that meet at Sync. kDpl: head dimensions per lane (head_dim / 32).
-template <int kDpl, class Sync>
-__device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh, int kvh, int split, int token) {
+// Scores of one key row (f16, in global or shared memory) against the block's
+// query heads: sc[g] = q_g . k.
+template <int kHeads>
+__device__ __forceinline__ void key_scores(float (&sc)[kHeads], const uint16_t* krow, const float* q, int hd,
+                                           int heads) {
+#pragma unroll
+  for (int g = 0; g < kHeads; ++g) sc[g] = 0.0f;
+#pragma unroll AT_K_UNROLL
+  for (int d = 0; d < hd; d += 8) {
+    const uint4 w = *(const uint4*)(krow + d);
+    const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+    float kf[8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      kf[2 * i] = half_to_float((uint16_t)(u[i] & 0xffffu));
+      kf[2 * i + 1] = half_to_float((uint16_t)(u[i] >> 16));
+    }
+#pragma unroll
+    for (int g = 0; g < kHeads; ++g) {
+      if (g < heads) {
+        const float* qg = q + g * hd + d;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) sc[g] += qg[i] * kf[i];
+      }
+    }
+  }
+}
+
+// Output element i of an attention launch, in the job's output type.
+__device__ __forceinline__ void store_attention_out(const LlmAttentionJob& job, size_t i, float r) {
+  if (job.out_f16) {
+    ((uint16_t*)job.out)[i] = job.out_f16 == 2 ? float_to_bf16(r) : float_to_half(r);
+  } else {
+    ((float*)job.out)[i] = r;
+  }
+}
+
+// Block (unit, split, token) of AT_THREADS threads (threadIdx.x below
+// AT_THREADS) that meet at Sync. kDpl: head dimensions per lane (head_dim / 32);
+// kHeads: the most query heads a block of this instantiation holds.
+template <int kDpl, int kHeads, class Sync>
+__device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh, int unit, int split, int token) {
   float* q = sh.q;
   auto& p = sh.p;
   float* run_max = sh.run_max;
@@ -125,7 +183,9 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
   auto& partial_acc = sh.partial_acc;
   bool& last_block = sh.last_block;
 
-  const int hd = job.head_dim, n_gqa = job.n_head / job.n_kv, n_out = n_gqa * hd;
+  const int hd = job.head_dim, heads = job.heads_per_block, n_out = heads * hd;
+  const int units_per_kv = job.n_head / job.n_kv / heads;
+  const int kvh = unit / units_per_kv, first_q = kvh * (job.n_head / job.n_kv) + (unit % units_per_kv) * heads;
   const int pos = ((const LlmStepState*)job.state)->pos + token;
   const int n_pos = pos + 1;
   const int active = min(job.splits, (n_pos + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
@@ -135,21 +195,24 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
   const int t1 = min(n_pos, t0 + chunk);
   const float* qkv = (const float*)job.qkv + (size_t)token * job.qkv_stride;
 
-  // Queries of this KV head's query heads, rotated.
+  // Queries of this unit's query heads, rotated.
   const float2* cs = (const float2*)job.rope + (size_t)pos * (job.n_rot / 2);
   const int half = hd / 2;
-  for (int i = threadIdx.x; i < n_gqa * half; i += AT_THREADS) {
+  for (int i = threadIdx.x; i < heads * half; i += AT_THREADS) {
     const int g = i / half, pr = i % half;
     int d0, d1;
     pair_dims(pr, job.n_rot, job.neox, &d0, &d1);
-    const float* src = qkv + (size_t)(kvh * n_gqa + g) * hd;
+    const float* src = qkv + (size_t)(first_q + g) * hd;
     float a = __ldcg(src + d0), b = __ldcg(src + d1);
     if (pr < job.n_rot / 2) rotate(a, b, cs[pr]);
     q[g * hd + d0] = a;
     q[g * hd + d1] = b;
   }
-  if (job.append && t0 <= pos && pos < t1) store_kv(job, qkv, pos, kvh, 1);
-  if (threadIdx.x < n_gqa) {
+  // Decode: every unit takes the new key and value from qkv; the KV head's
+  // first unit also appends them to the cache.
+  const bool has_new = job.append && t0 <= pos && pos < t1;
+  if (has_new) store_kv(job, qkv, pos, kvh, 1, unit % units_per_kv == 0, sh.k_new, sh.v_new);
+  if (threadIdx.x < heads) {
     run_max[threadIdx.x] = NEG_INF;
     run_sum[threadIdx.x] = 0.0f;
   }
@@ -157,11 +220,16 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
   const uint16_t* k_cache = (const uint16_t*)job.k_cache + head_base;
   const uint16_t* v_cache = (const uint16_t*)job.v_cache + head_base;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // This lane's part of the value row of position t.
+  auto value_row = [&](int t) -> VRaw<kDpl> {
+    if (has_new && t == pos) return load_v<kDpl>(sh.v_new + kDpl * lane);
+    return load_v<kDpl>(v_cache + (size_t)t * hd + kDpl * lane);
+  };
   // Weighted values: warp w takes the tile's positions w, w + AT_WARPS, ...;
   // lane l holds head dimensions kDpl*l .. kDpl*l + kDpl - 1 of every query head.
-  float acc[AT_MAX_GQA][kDpl];
+  float acc[kHeads][kDpl];
 #pragma unroll
-  for (int g = 0; g < AT_MAX_GQA; ++g) {
+  for (int g = 0; g < kHeads; ++g) {
 #pragma unroll
     for (int j = 0; j < kDpl; ++j) acc[g][j] = 0.0f;
   }
@@ -170,49 +238,31 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
   for (int tile = t0; tile < t1; tile += AT_THREADS) {
     // The first values this warp will weigh, requested before the scores (they
     // do not depend on them), so their latency hides behind the softmax.
-    const uint16_t* vtile = v_cache + (size_t)tile * hd + kDpl * lane;
     VRaw<kDpl> first[AT_V_BATCH];
 #pragma unroll
     for (int u = 0; u < AT_V_BATCH; ++u) {
       const int i = u * AT_WARPS + warp;
-      if (tile + i < t1) first[u] = load_v<kDpl>(vtile + (size_t)i * hd);
+      if (tile + i < t1) first[u] = value_row(tile + i);
     }
     // Scores: one position per thread, all query heads at once.
     const int t = tile + threadIdx.x;
     if (t < t1) {
-      float sc[AT_MAX_GQA];
-#pragma unroll
-      for (int g = 0; g < AT_MAX_GQA; ++g) sc[g] = 0.0f;
-      const uint16_t* krow = k_cache + (size_t)t * hd;
-#pragma unroll AT_K_UNROLL
-      for (int d = 0; d < hd; d += 8) {
-        const uint4 w = *(const uint4*)(krow + d);
-        const uint32_t u[4] = {w.x, w.y, w.z, w.w};
-        float kf[8];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          kf[2 * i] = half_to_float((uint16_t)(u[i] & 0xffffu));
-          kf[2 * i + 1] = half_to_float((uint16_t)(u[i] >> 16));
-        }
-#pragma unroll
-        for (int g = 0; g < AT_MAX_GQA; ++g) {
-          if (g < n_gqa) {
-            const float* qg = q + g * hd + d;
-#pragma unroll
-            for (int i = 0; i < 8; ++i) sc[g] += qg[i] * kf[i];
-          }
-        }
+      float sc[kHeads];
+      if (has_new && t == pos) {
+        key_scores<kHeads>(sc, sh.k_new, q, hd, heads);
+      } else {
+        key_scores<kHeads>(sc, k_cache + (size_t)t * hd, q, hd, heads);
       }
 #pragma unroll
-      for (int g = 0; g < AT_MAX_GQA; ++g) {
-        if (g < n_gqa) p[g][threadIdx.x] = sc[g] * job.scale;
+      for (int g = 0; g < kHeads; ++g) {
+        if (g < heads) p[g][threadIdx.x] = sc[g] * job.scale;
       }
     } else {
-      for (int g = 0; g < n_gqa; ++g) p[g][threadIdx.x] = NEG_INF;
+      for (int g = 0; g < heads; ++g) p[g][threadIdx.x] = NEG_INF;
     }
     Sync::sync();
     // Online softmax update, one warp per query head.
-    for (int g = warp; g < n_gqa; g += AT_WARPS) {
+    for (int g = warp; g < heads; g += AT_WARPS) {
       float m = NEG_INF;
       for (int i = lane; i < AT_THREADS; i += 32) m = fmaxf(m, p[g][i]);
       m = warp_max(m);
@@ -233,9 +283,9 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
     }
     Sync::sync();
 #pragma unroll
-    for (int g = 0; g < AT_MAX_GQA; ++g) {
+    for (int g = 0; g < kHeads; ++g) {
 #pragma unroll
-      for (int j = 0; j < kDpl; ++j) acc[g][j] *= g < n_gqa ? corr[g] : 1.0f;
+      for (int j = 0; j < kDpl; ++j) acc[g][j] *= g < heads ? corr[g] : 1.0f;
     }
     const int n_here = min(AT_THREADS, t1 - tile);
     for (int b = 0; b * AT_WARPS * AT_V_BATCH < n_here; ++b) {
@@ -247,7 +297,7 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
 #pragma unroll
         for (int u = 0; u < AT_V_BATCH; ++u) {
           const int i = (b * AT_V_BATCH + u) * AT_WARPS + warp;
-          if (i < n_here) raw[u] = load_v<kDpl>(vtile + (size_t)i * hd);
+          if (i < n_here) raw[u] = value_row(tile + i);
         }
       }
 #pragma unroll
@@ -261,8 +311,8 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
           v[2 * j + 1] = half_to_float((uint16_t)(raw[u].w[j] >> 16));
         }
 #pragma unroll
-        for (int g = 0; g < AT_MAX_GQA; ++g) {
-          if (g < n_gqa) {
+        for (int g = 0; g < kHeads; ++g) {
+          if (g < heads) {
             const float pg = p[g][i];
 #pragma unroll
             for (int j = 0; j < kDpl; ++j) acc[g][j] += pg * v[j];
@@ -275,8 +325,8 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
 
   // The warps' parts of each output, summed.
 #pragma unroll
-  for (int g = 0; g < AT_MAX_GQA; ++g) {
-    if (g < n_gqa) {
+  for (int g = 0; g < kHeads; ++g) {
+    if (g < heads) {
 #pragma unroll
       for (int j = 0; j < kDpl; ++j) partial_acc[warp][g * hd + kDpl * lane + j] = acc[g][j];
     }
@@ -293,38 +343,33 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
     }
   }
 
-  const size_t out_at = (size_t)token * job.out_stride + (size_t)kvh * n_out;
+  const size_t out_at = (size_t)token * job.out_stride + (size_t)first_q * hd;
   if (active == 1) {
 #pragma unroll
     for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
       const int o = threadIdx.x + AT_THREADS * j;
       if (o >= n_out) continue;
-      const float r = result[j] / run_sum[o / hd];
-      if (job.out_f16) {
-        ((uint16_t*)job.out)[out_at + o] = job.out_f16 == 2 ? float_to_bf16(r) : float_to_half(r);
-      } else {
-        ((float*)job.out)[out_at + o] = r;
-      }
+      store_attention_out(job, out_at + o, result[j] / run_sum[o / hd]);
     }
     return;
   }
-  // Leave this split's part, then let the last split of the head merge them
+  // Leave this split's part, then let the last split of the unit merge them
   // (decode only: a prefill has one split per block).
-  const int stride = n_out + 2 * n_gqa;
-  float* part = (float*)job.partial + ((size_t)kvh * job.splits + split) * stride;
+  const int stride = n_out + 2 * heads;
+  float* part = (float*)job.partial + ((size_t)unit * job.splits + split) * stride;
 #pragma unroll
   for (int j = 0; j < AT_OUT_PER_THREAD; ++j) {
     const int o = threadIdx.x + AT_THREADS * j;
     if (o < n_out) part[o] = result[j];
   }
-  if (threadIdx.x < n_gqa) {
+  if (threadIdx.x < heads) {
     part[n_out + 2 * threadIdx.x] = run_max[threadIdx.x];
     part[n_out + 2 * threadIdx.x + 1] = run_sum[threadIdx.x];
   }
   __threadfence();
   Sync::sync();
   if (threadIdx.x == 0) {
-    unsigned* counter = (unsigned*)job.counters + kvh;
+    unsigned* counter = (unsigned*)job.counters + unit;
     last_block = atomicAdd(counter, 1u) == (unsigned)active - 1;
   }
   Sync::sync();
@@ -332,8 +377,7 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
   __threadfence();
   // The other splits' parts come from L2 (__ldcg): this SM's L1 may hold stale
   // lines of the same addresses from an earlier step.
-  const float* parts = (const float*)job.partial + (size_t)kvh * job.splits * stride;
-  float* out = (float*)job.out + out_at;
+  const float* parts = (const float*)job.partial + (size_t)unit * job.splits * stride;
   for (int o = threadIdx.x; o < n_out; o += AT_THREADS) {
     const int g = o / hd;
     float m = NEG_INF;
@@ -347,8 +391,20 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
       num += __ldcg(ps + o) * w;
       den += __ldcg(ps + n_out + 2 * g + 1) * w;
     }
-    out[o] = num / den;
+    store_attention_out(job, out_at + o, num / den);
   }
-  if (threadIdx.x == 0) ((unsigned*)job.counters)[kvh] = 0;
+  if (threadIdx.x == 0) ((unsigned*)job.counters)[unit] = 0;
 }
 
+// Units of an attention launch: heads_per_block query heads of one KV head each.
+__device__ __forceinline__ int attention_units(const LlmAttentionJob& job) { return job.n_head / job.heads_per_block; }
+
+// attention_block for the job's head size, units of up to kHeads query heads.
+template <int kHeads, class Sync>
+__device__ void attention_unit(const LlmAttentionJob& job, AttentionShared& sh, int unit, int split, int token) {
+  switch (job.head_dim / 32) {
+    case 2: attention_block<2, kHeads, Sync>(job, sh, unit, split, token); break;
+    case 4: attention_block<4, kHeads, Sync>(job, sh, unit, split, token); break;
+    default: attention_block<8, kHeads, Sync>(job, sh, unit, split, token); break;
+  }
+}

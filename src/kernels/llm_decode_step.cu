@@ -274,12 +274,12 @@ __device__ void run_attention(const LlmStepPhase& ph, uint8_t* work) {
   if (threadIdx.x >= LLM_ATTN_THREADS) return;
   const LlmAttentionJob& job = ph.at;
   AttentionShared& ash = *(AttentionShared*)work;
-  for (int v = blockIdx.x; v < job.n_kv * job.splits; v += gridDim.x) {
-    const int kvh = v % job.n_kv, split = v / job.n_kv;
-    switch (job.head_dim / 32) {
-      case 2: attention_block<2, AttentionSync>(job, ash, kvh, split, 0); break;
-      case 4: attention_block<4, AttentionSync>(job, ash, kvh, split, 0); break;
-      default: attention_block<8, AttentionSync>(job, ash, kvh, split, 0); break;
+  const int units = attention_units(job);
+  for (int v = blockIdx.x; v < units * job.splits; v += gridDim.x) {
+    if (job.heads_per_block == 1) {
+      attention_unit<1, AttentionSync>(job, ash, v % units, v / units, 0);
+    } else {
+      attention_unit<AT_MAX_GQA, AttentionSync>(job, ash, v % units, v / units, 0);
     }
     AttentionSync::sync();  // the shared memory is the next block's
   }

@@ -2,6 +2,11 @@
 // reductions.
 #pragma once
 
+#ifdef NVHCQ_KERNEL_EMULATION
+// tests/kernels/ runs the attention kernels on the CPU warp emulator, which
+// supplies the CUDA builtins; the PTX helpers below are left out there.
+#include "kernels/emulation/kernel_emulation.h"
+#endif
 #include "llm_formats.cuh"
 
 // How the threads of a block's work meet: the whole CTA (__syncthreads), or
@@ -10,6 +15,7 @@ struct CtaSync {
   __device__ static void sync() { __syncthreads(); }
 };
 
+#ifndef NVHCQ_KERNEL_EMULATION
 // Weights are read once per token: they skip L1, and in L2 they go first when
 // space is needed (an evict_first access policy): activations, the KV cache and
 // the kernels' own scratch stay.
@@ -59,6 +65,7 @@ __device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int 
     }
   }
 }
+#endif  // NVHCQ_KERNEL_EMULATION
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll

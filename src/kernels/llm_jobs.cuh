@@ -49,12 +49,14 @@ struct LlmMatvecJob {
 };
 
 // Attention of one layer for n_tokens consecutive tokens from state->pos
-// (decode: one). Block (kv_head, split, token) rotates the queries of the KV
-// head's query heads by the RoPE table and takes its share of the positions
-// [0, pos + token] with an online softmax; the splits of a head are merged by
-// the last one to finish. In decode the block whose range holds the token's
-// position first appends its rotated key and its value to the cache (append);
-// a prefill stores all of them first (rope_kv_store).
+// (decode: one). Block (unit, split, token) rotates the queries of its unit
+// (heads_per_block query heads of one KV head; unit u is KV head
+// u / (n_head / n_kv / heads_per_block)) by the RoPE table and takes its share
+// of the positions [0, pos + token] with an online softmax; the splits of a
+// unit are merged by the last one to finish. In decode the blocks whose range
+// holds the token's position take its rotated key and value from qkv, and the
+// KV head's first unit appends them to the cache (append); a prefill stores all
+// of them first (rope_kv_store).
 struct LlmAttentionJob {
   uint64_t qkv;       // f32 per token: q [n_head * hd], k [n_kv * hd], v [n_kv * hd]
   uint64_t k_cache;   // f16 [n_kv][capacity][hd] of this layer
@@ -62,13 +64,14 @@ struct LlmAttentionJob {
   uint64_t out;       // per token [n_head * hd], f32 or f16 (out_f16)
   uint64_t rope;      // float2 (cos, sin) [capacity][n_rot / 2]
   uint64_t state;     // LlmStepState*
-  uint64_t partial;   // f32 [n_kv][splits][n_gqa * (hd + 2)]
-  uint64_t counters;  // u32 [n_kv], zero between launches
+  uint64_t partial;   // f32 [units][splits][heads_per_block * (hd + 2)]
+  uint64_t counters;  // u32 [units], zero between launches
   int32_t n_head, n_kv, head_dim, n_rot;
   int32_t capacity, neox, splits, append;
   int32_t qkv_stride, out_stride;  // elements per token
   int32_t out_f16;   // output type: 0 f32, 1 f16, 2 bf16
   int32_t n_tokens;  // prefill: tokens in the batch
+  int32_t heads_per_block;  // 1 or n_head / n_kv
   float scale;
 };
 
@@ -101,7 +104,7 @@ struct LlmGemmJob {
 // (gpu_llama_persistent.cpp).
 #define LLM_PHASE_EMBED 0      // x = embedding row of state->token
 #define LLM_PHASE_MATVEC 1     // one LlmMatvecJob, rows staged in shared memory
-#define LLM_PHASE_ATTENTION 2  // one LlmAttentionJob, virtual blocks (kv_head, split)
+#define LLM_PHASE_ATTENTION 2  // one LlmAttentionJob, virtual blocks (unit, split)
 #define LLM_PHASE_FINISH 3     // the greedy token becomes the next input (finish_step)
 
 // A matrix-vector phase is cut into chunks of whole rows (swiglu: row pairs of
@@ -145,10 +148,10 @@ struct LlmStepParams {
 // Query heads per KV head times head_dim that one attention block can hold.
 #define LLM_ATTN_MAX_OUT 1024
 #define LLM_ATTN_MAX_GQA 8
-// Blocks per KV head in decode attention.
+// Blocks per unit in decode attention.
 #define LLM_ATTN_MAX_SPLITS 32
 // Shared memory of one attention block (AttentionShared, llm_attention_block.cuh).
-#define LLM_ATTN_SHARED_BYTES (24 * 1024 + 128)
+#define LLM_ATTN_SHARED_BYTES (25 * 1024 + 128)
 
 // Dynamic shared memory of a matrix-vector block for `cols` inputs.
 LLM_HD uint32_t llm_act_smem_bytes(int kind, int cols) {

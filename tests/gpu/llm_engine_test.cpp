@@ -289,6 +289,55 @@ TEST_P(GpuLlmAttention, LongPromptsWithOneSplitAndWithMany) {
   compare_with_cpu(*acc_, mc, 300, o);
 }
 
+// Decode attention by units of query heads: a block per query head (the
+// default), per KV head (0: all of its query heads) or, where a KV head has
+// more, per two. Each head's sums keep their order whatever the unit, so the
+// tokens are the same and the logits agree far inside the CPU tolerance (on
+// the H200: to the bit), with the positions in one split and in several. A
+// unit that does not divide a KV head's query heads is refused.
+TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
+  cpu::ThreadPool pool(2);
+  const SavedEnv env("NVHCQ_ATTENTION_HEADS");
+  for (const ModelCase& mc : {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0},
+                              ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}}) {
+    auto model = LlamaModel::open(model_file(mc));
+    const int n_gqa = static_cast<int>(model->config().n_gqa());
+    ASSERT_GE(n_gqa, 2) << "the test needs grouped queries";
+    for (int splits : {0, 7}) {
+      auto decode = [&](int heads) {
+        GpuLlamaOptions o;
+        o.context = 320;
+        o.attention_heads = heads;
+        o.attention_splits = splits;
+        GpuLlama gpu(*model, *acc_, pool, o);
+        gpu.forward(prompt_tokens(290, model->config().n_vocab));  // two tiles of 256 positions and more
+        const std::vector<int32_t> tokens = gpu.generate_greedy(1, 8);
+        std::vector<float> logits;
+        gpu.logits(logits);
+        return std::make_pair(logits, tokens);
+      };
+      const auto per_head = decode(1);
+      for (int heads : {0, 2}) {
+        if (heads != 0 && n_gqa % heads != 0) continue;
+        const auto other = decode(heads);
+        EXPECT_EQ(other.second, per_head.second) << case_name(mc) << " heads " << heads;
+        const double d = relative_difference(other.first, per_head.first);
+        EXPECT_LE(d, logit_tolerance(mc.ftype) / 100) << case_name(mc) << " heads " << heads;
+        std::printf("[ attention] %s, %d query heads per block, splits %d: vs one head per block %.2e\n",
+                    case_name(mc).c_str(), heads == 0 ? n_gqa : heads, splits, d);
+      }
+    }
+    GpuLlamaOptions bad{64};
+    bad.attention_heads = n_gqa + 1;
+    EXPECT_THROW(GpuLlama(*model, *acc_, pool, bad), UsageError);
+    for (const char* v : {"-1", "9", "two"}) {
+      ::setenv("NVHCQ_ATTENTION_HEADS", v, 1);
+      EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError) << v;
+    }
+    ::unsetenv("NVHCQ_ATTENTION_HEADS");
+  }
+}
+
 // The batched prefill against the same prompt run token by token on the GPU:
 // the two paths must agree as closely as either agrees with the CPU.
 TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {

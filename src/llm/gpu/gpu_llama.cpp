@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "kernels/gemm_plan.h"
 #include "kernels/llm_jobs.cuh"
@@ -24,13 +25,9 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (options_.prefill_batch < 1) throw UsageError("the prefill batch must hold at least one token");
   // Tuning from the environment (docs/llm-gpu.md): NVHCQ_MATVEC_BLOCKS_PER_SM
   // pairs with NVHCQ_KERNEL_DEFINES="MV_MIN_BLOCKS=N".
-  if (const char* v = std::getenv("NVHCQ_MATVEC_BLOCKS_PER_SM"); v != nullptr && *v) {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (*end != '\0' || n < 1 || n > 32) {
-      throw UsageError(std::string("NVHCQ_MATVEC_BLOCKS_PER_SM must be a number from 1 to 32, not '") + v + "'");
-    }
-    options_.matvec_blocks_per_sm = static_cast<int>(n);
+  if (const auto n = env_integer("NVHCQ_MATVEC_BLOCKS_PER_SM", 1, 32)) options_.matvec_blocks_per_sm = static_cast<int>(*n);
+  if (const auto n = env_integer("NVHCQ_ATTENTION_HEADS", 0, LLM_ATTN_MAX_GQA)) {
+    options_.attention_heads = static_cast<int>(*n);
   }
   if (const char* v = std::getenv("NVHCQ_PREFILL_GEMM"); v != nullptr && *v) options_.prefill_gemm = v;
   const bool hopper = kernels::arch_has_wgmma(acc_.arch());
@@ -49,16 +46,23 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
     throw FormatError("the GPU attention kernel does not handle this model's heads (" + c.describe() +
                       "); use --backend cpu");
   }
+  // Decode attention blocks: units of attention_heads query heads.
+  attention_heads_ = options_.attention_heads == 0 ? static_cast<int>(n_gqa) : options_.attention_heads;
+  if (attention_heads_ < 1 || n_gqa % static_cast<uint32_t>(attention_heads_) != 0) {
+    throw UsageError("decode attention takes 1 to " + std::to_string(n_gqa) + " query heads per block, a divisor of " +
+                     std::to_string(n_gqa) + " (NVHCQ_ATTENTION_HEADS), not " + std::to_string(attention_heads_));
+  }
   weights_ = GpuWeights::upload(model.weights(), acc_, pool, progress);
 
   // KV cache: [layer][kv_head][position][head_dim] f16, keys then values.
   kv_bytes_ = 2ull * c.n_layer * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
   kv_ = acc_.alloc(kv_bytes_);
 
-  // Decode attention: enough blocks per KV head to fill the GPU at long contexts
+  // Decode attention: enough blocks per unit to fill the GPU at long contexts
   // (short ones use fewer; see the kernel).
+  const int units = static_cast<int>(c.n_head) / attention_heads_;
   splits_ = std::clamp(options_.attention_splits > 0 ? options_.attention_splits
-                                                      : static_cast<int>(2 * acc_.sm_count() / c.n_head_kv),
+                                                      : static_cast<int>(2 * acc_.sm_count()) / units,
                        1, LLM_ATTN_MAX_SPLITS);
 
   s_ = std::make_unique<Scratch>();

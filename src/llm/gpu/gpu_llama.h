@@ -33,7 +33,10 @@ namespace nvhcq::llm {
 
 struct GpuLlamaOptions {
   int context = 4096;         // KV cache positions
-  int attention_splits = 0;   // decode attention blocks per KV head (0: from the SM count)
+  int attention_splits = 0;   // decode attention blocks per unit of query heads (0: from the SM count)
+  // Query heads per decode attention block: a divisor of the model's query
+  // heads per KV head, 0 for all of them (one block per KV head).
+  int attention_heads = 1;
   int matvec_blocks_per_sm = 2;
   int prefill_batch = 512;    // tokens per prefill pass
   // Run prompts through the batched tensor-core path (when every matrix of the
@@ -166,6 +169,7 @@ class GpuLlama {
   std::unique_ptr<GpuWeights> weights_;
   int pos_ = 0;
   int splits_ = 1;
+  int attention_heads_ = 1;
   uint64_t kv_bytes_ = 0;
   bool prefill_ok_ = false;
   bool prefill_bf16_ = false;

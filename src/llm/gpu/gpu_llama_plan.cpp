@@ -201,6 +201,7 @@ LlmAttentionJob attention_job(const ModelConfig& c, uint64_t k_cache, uint64_t v
   j.capacity = context;
   j.neox = c.rope_style == RopeStyle::kNeox ? 1 : 0;
   j.splits = splits;
+  j.heads_per_block = static_cast<int32_t>(c.n_gqa());
   j.qkv_stride = static_cast<int32_t>(c.q_dim() + 2 * c.kv_dim());
   j.out_stride = static_cast<int32_t>(c.q_dim());
   j.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
@@ -220,6 +221,7 @@ LlmAttentionJob GpuLlama::decode_attention_job(size_t layer) const {
   aj.partial = s_->partial;
   aj.counters = s_->counters;
   aj.append = 1;
+  aj.heads_per_block = attention_heads_;
   return aj;
 }
 
@@ -247,9 +249,10 @@ void GpuLlama::build_decode_step() {
     const LlmAttentionJob aj = decode_attention_job(l);
     gpu::LaunchDims ad;
     ad.block[0] = LLM_ATTN_THREADS;
-    ad.grid[0] = c.n_head_kv;
+    ad.grid[0] = c.n_head / static_cast<uint32_t>(attention_heads_);
     ad.grid[1] = static_cast<uint32_t>(splits_);
-    step_.push_back(StepLaunch{"attention", &kernels_.attention(), gpu::KernelArgs().add(aj), ad});
+    const gpu::Kernel& attention = attention_heads_ == 1 ? kernels_.attention_head() : kernels_.attention();
+    step_.push_back(StepLaunch{"attention", &attention, gpu::KernelArgs().add(aj), ad});
 
     add_matvec(step_, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add");
     if (llm_act_kind(L.gate.desc.format) == llm_act_kind(L.up.desc.format)) {

@@ -37,8 +37,9 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_decode(gpu::Accel
   gate = l.take(4ull * c.n_ff);
   up = l.take(4ull * c.n_ff);
   logits = l.take(4ull * c.n_vocab);
+  // units x heads per unit = n_head_kv x n_gqa, whatever the unit.
   partial = l.take(4ull * c.n_head_kv * splits * (n_gqa * c.head_dim + 2 * n_gqa));
-  counters = l.take(4ull * c.n_head_kv);
+  counters = l.take(4ull * c.n_head);  // one per unit: at most a query head each
   history = l.take(4ull * context);
   rope = l.take(4ull * context * c.n_rot);
   step_barrier = l.take(8);

@@ -23,6 +23,8 @@ class LlmKernels {
   const gpu::Kernel& gemm(bool bf16, const std::string& epilogue, int wgmma_tokens = 0);
   const gpu::Kernel& add_partials() { return get("llm_gemm.cu", "add_partials"); }
   const gpu::Kernel& attention() { return get("llm_attention.cu", "attention"); }
+  // Decode attention with one query head per block (LlmAttentionJob::heads_per_block 1).
+  const gpu::Kernel& attention_head() { return get("llm_attention.cu", "attention_head"); }
   const gpu::Kernel& rope_kv_store() { return get("llm_attention.cu", "rope_kv_store"); }
   // Prefill attention on the tensor cores, for heads of 64 or 128 dimensions.
   const gpu::Kernel& flash_prefill(int head_dim) {

@@ -9,6 +9,10 @@
 #include <memory>
 #include <vector>
 
+// The linker's bounds of the section that holds kernels' static __shared__
+// variables (kernel_emulation.h); null when no kernel declares one.
+extern "C" __attribute__((weak)) uint8_t __start_nvhcq_emu_shared[], __stop_nvhcq_emu_shared[];
+
 namespace nvhcq::emu {
 namespace {
 
@@ -334,6 +338,9 @@ void trampoline() {
 
 void run_block(State& s, uint8_t* stacks) {
   std::fill(s.smem.begin(), s.smem.end(), 0xff);  // NaN in f16, bf16 and f32
+  if (__start_nvhcq_emu_shared != nullptr) {
+    std::fill(__start_nvhcq_emu_shared, __stop_nvhcq_emu_shared, 0xff);
+  }
   s.fibers.assign(s.threads, Fiber{});
   s.warps.assign((s.threads + 31) / 32, Warp{});
   s.warpgroups.assign((s.threads + 127) / 128, WarpGroup{});

@@ -1,14 +1,15 @@
 #pragma once
 // Runs nvhcq's CUDA C kernels on the CPU, to test their indexing where no GPU is
 // present (CI). A kernel file is compiled by the host compiler with
-// NVHCQ_KERNEL_EMULATION defined; its gemm_prims.cuh then includes this header
-// instead of the PTX primitives. Every thread of a block is a fiber; blocks run
-// one after another. The warp-collective primitives (ldmatrix, mma.sync) gather
-// all 32 lanes and compute exactly what the PTX ISA specifies for each lane;
-// cp.async copies land in shared memory only when a cp.async.wait_group lets
-// them (so a missing wait reads poison); shared memory starts poisoned; every
-// shared-memory address and every cp.async source is bounds-checked. A violation
-// or a deadlock (threads waiting at different barriers) fails the launch with a
+// NVHCQ_KERNEL_EMULATION defined; its gemm_prims.cuh or llm_device.cuh then
+// includes this header instead of the PTX primitives. Every thread of a block
+// is a fiber; blocks run one after another. The warp-collective primitives
+// (ldmatrix, mma.sync) gather all 32 lanes and compute exactly what the PTX ISA
+// specifies for each lane; cp.async copies land in shared memory only when a
+// cp.async.wait_group lets them (so a missing wait reads poison); shared memory
+// (dynamic and static) starts every block poisoned; every dynamic shared-memory
+// address and every cp.async source is bounds-checked. A violation or a
+// deadlock (threads waiting at different barriers) fails the launch with a
 // message.
 
 #include <cmath>
@@ -23,6 +24,12 @@
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __grid_constant__
+#define __align__(n) __attribute__((aligned(n)))
+// A kernel's static __shared__ variables: blocks run one after another, so one
+// static per variable serves them all. They live in a section of their own,
+// which launch() poisons before every block as it does dynamic shared memory.
+#define __shared__ static __attribute__((section("nvhcq_emu_shared")))
 
 namespace nvhcq::emu {
 
@@ -105,11 +112,50 @@ inline float4 make_float4(float x, float y, float z, float w) {
 inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) {
   return uint4{x, y, z, w};
 }
+struct alignas(8) uint2 {
+  uint32_t x, y;
+};
 inline uint32_t __float_as_uint(float f) {
   return ::nvhcq::cpu::float_bits(f);
 }
 inline float __uint_as_float(uint32_t u) {
   return ::nvhcq::cpu::bits_float(u);
+}
+inline float __int_as_float(int i) {
+  return ::nvhcq::cpu::bits_float(static_cast<uint32_t>(i));
+}
+inline int min(int a, int b) {
+  return a < b ? a : b;
+}
+
+// One rounding per operation, never contracted into an FMA with a neighbour
+// (the host compiler contracts float expressions at -O3): the volatile is the
+// rounded float.
+inline float __fmul_rn(float a, float b) {
+  volatile float r = a * b;
+  return r;
+}
+inline float __fadd_rn(float a, float b) {
+  volatile float r = a + b;
+  return r;
+}
+inline float __fsub_rn(float a, float b) {
+  volatile float r = a - b;
+  return r;
+}
+
+// Memory ordering and atomics: fibers switch only at barriers and warp
+// collectives, so plain loads and read-modify-writes are already atomic and
+// ordered.
+template <class T>
+inline T __ldcg(const T* p) {
+  return *p;
+}
+inline void __threadfence() {}
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  const unsigned old = *p;
+  *p = old + v;
+  return old;
 }
 
 // common.cuh's conversions.
