@@ -71,7 +71,7 @@ struct LlmAttentionJob {
   int32_t qkv_stride, out_stride;  // elements per token
   int32_t out_f16;   // output type: 0 f32, 1 f16, 2 bf16
   int32_t n_tokens;  // prefill: tokens in the batch
-  int32_t heads_per_block;  // 1 or n_head / n_kv
+  int32_t heads_per_block;  // query heads per unit: a divisor of n_head / n_kv
   float scale;
 };
 

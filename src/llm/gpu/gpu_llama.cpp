@@ -25,7 +25,9 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (options_.prefill_batch < 1) throw UsageError("the prefill batch must hold at least one token");
   // Tuning from the environment (docs/llm-gpu.md): NVHCQ_MATVEC_BLOCKS_PER_SM
   // pairs with NVHCQ_KERNEL_DEFINES="MV_MIN_BLOCKS=N".
-  if (const auto n = env_integer("NVHCQ_MATVEC_BLOCKS_PER_SM", 1, 32)) options_.matvec_blocks_per_sm = static_cast<int>(*n);
+  if (const auto n = env_integer("NVHCQ_MATVEC_BLOCKS_PER_SM", 1, 32)) {
+    options_.matvec_blocks_per_sm = static_cast<int>(*n);
+  }
   if (const auto n = env_integer("NVHCQ_ATTENTION_HEADS", 0, LLM_ATTN_MAX_GQA)) {
     options_.attention_heads = static_cast<int>(*n);
   }
