@@ -113,7 +113,8 @@ void print_bench_setup(const BenchSetup& s) {
     }
     std::printf("| total | | %.1f | |\n", total);
     if (s.step_us > 0 && !phases) {
-      std::printf("| gaps between launches (a replayed step takes %.1f) | | %.1f | |\n", s.step_us, s.step_us - total);
+      std::printf("| gaps between launches, overlap if negative (a replayed step takes %.1f) | | %.1f | |\n", s.step_us,
+                  s.step_us - total);
     }
     std::printf("\n");
     std::fflush(stdout);

@@ -145,7 +145,9 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
   setup.device_bytes = gpu.device_bytes();
   setup.host_peak_rss = peak_rss();
   setup.step_launches = gpu.step_launches();
-  setup.decode = gpu.persistent_decode() ? "persistent" : "launches";
+  setup.decode = gpu.persistent_decode()     ? "persistent"
+                 : gpu.self_ordered_decode() ? "self-ordered launches"
+                                             : "launches";
   if (plan.persistent && !gpu.persistent_decode()) {
     std::fprintf(stderr, "%s on %s: decode takes separate launches (%s)\n", base.model.c_str(), backend.c_str(),
                  gpu.persistent_refusal().c_str());

@@ -72,6 +72,13 @@ class Accelerator {
   virtual std::unique_ptr<Kernel> load(const std::vector<uint8_t>& cubin, const std::string& name) = 0;
   // Queues a launch (stream order). Returns at once; the work runs later.
   virtual void launch(const Kernel& kernel, const KernelArgs& args, const LaunchDims& dims) = 0;
+  // Queues a launch that orders itself against the launches before it: its
+  // kernel waits in memory for what it reads (kernels/llm_chain.cuh), so the
+  // GPU may start it before they finish. Backends that cannot run launches
+  // side by side queue it in stream order, which is also correct.
+  virtual void launch_self_ordered(const Kernel& kernel, const KernelArgs& args, const LaunchDims& dims) {
+    launch(kernel, args, dims);
+  }
   // Queues a device-to-device (or host<->device, for host memory) copy by VA.
   virtual void copy(uint64_t dst_va, uint64_t src_va, size_t bytes) = 0;
   // Submits everything queued and waits for it.

@@ -115,11 +115,10 @@ class NvAccelerator final : public Accelerator {
   }
 
   void launch(const Kernel& kernel, const KernelArgs& args, const LaunchDims& dims) override {
-    const Program& p = static_cast<const NvKernel&>(kernel).program();
-    ComputeQueue& q = capture_ ? capture_->queue : pending_;
-    if (capture_) capture_->launch_commands.push_back(q.size());
-    q.exec(p, args, dims);
-    if (!capture_ && ++pending_launches_ >= kFlushLaunches) flush();
+    queue_launch(kernel, args, dims, false);
+  }
+  void launch_self_ordered(const Kernel& kernel, const KernelArgs& args, const LaunchDims& dims) override {
+    queue_launch(kernel, args, dims, true);
   }
 
   void copy(uint64_t dst, uint64_t src, size_t bytes) override {
@@ -188,6 +187,14 @@ class NvAccelerator final : public Accelerator {
     if (it == host_ranges_.begin()) return false;
     --it;
     return va < it->first + it->second;
+  }
+
+  void queue_launch(const Kernel& kernel, const KernelArgs& args, const LaunchDims& dims, bool self_ordered) {
+    const Program& p = static_cast<const NvKernel&>(kernel).program();
+    ComputeQueue& q = capture_ ? capture_->queue : pending_;
+    if (capture_) capture_->launch_commands.push_back(q.size());
+    q.exec(p, args, dims, self_ordered);
+    if (!capture_ && ++pending_launches_ >= kFlushLaunches) flush();
   }
 
   void flush() {

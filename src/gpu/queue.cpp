@@ -93,9 +93,10 @@ bool QueueCommands::encode_sync(Device& device, const Command& c, drv::Engine en
 }
 
 ComputeQueue& ComputeQueue::exec(const Program& program, const KernelArgs& args,
-                                 const LaunchDims& dims) {
+                                 const LaunchDims& dims, bool self_ordered) {
   program.check_launch(dims);
   Command c{Kind::kExec};
+  c.self_ordered = self_ordered;
   c.program = &program;
   c.params = program.pack(args);
   c.dims = dims;
@@ -177,7 +178,7 @@ PushBuffer ComputeQueue::encode(Device& device) const {
     uint64_t qmd_va = span.va + cbuf_span;
     std::memcpy(qmd_cpu, qmd.data(), qmd.size());
 
-    if (previous_qmd_cpu != nullptr) {
+    if (previous_qmd_cpu != nullptr && !c.self_ordered) {
       // Chain: the previous launch schedules this one when it completes. Neither
       // has been submitted yet, so rewriting the previous QMD is safe. Its writes
       // need only be visible to this GPU's next kernel: a GPU-scope membar, not
@@ -187,7 +188,7 @@ PushBuffer ComputeQueue::encode(Device& device) const {
       previous_qmd.chain_to(qmd_va);
       std::memcpy(previous_qmd_cpu, previous_qmd.data(), previous_qmd.size());
     } else {
-      if (launched_since_idle) {
+      if (launched_since_idle && !c.self_ordered) {
         pb.method(hw::kSubchHost, hw::host::WFI, {hw::host::WFI_SCOPE_ALL});
       }
       pb.method(hw::kSubchCompute, hw::compute::SEND_PCAS_A, {static_cast<uint32_t>(qmd_va >> 8)});

@@ -6,7 +6,8 @@
 //
 // Order: commands of a queue run in order. Consecutive launches are chained
 // (each QMD schedules the next when it completes); a launch after other
-// commands waits for the engine to be idle first.
+// commands waits for the engine to be idle first. Self-ordered launches are
+// the exception: they start as soon as the GPU takes them.
 
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,7 @@ class QueueCommands {
     uint64_t va = 0, value = 0;            // wait / signal
     uint64_t dst = 0, src = 0, bytes = 0;  // copy
     const Program* program = nullptr;      // exec
+    bool self_ordered = false;             // exec
     std::vector<uint8_t> params;
     LaunchDims dims;
   };
@@ -75,8 +77,11 @@ class HwQueue : public QueueCommands {
 
 class ComputeQueue : public HwQueue<ComputeQueue> {
  public:
-  // Launches `program` with packed arguments.
-  ComputeQueue& exec(const Program& program, const KernelArgs& args, const LaunchDims& dims);
+  // Launches `program` with packed arguments. A self-ordered launch is neither
+  // chained to the launch before it nor preceded by a wait for idle: the GPU
+  // starts it while earlier work runs, and its kernel orders itself in memory.
+  ComputeQueue& exec(const Program& program, const KernelArgs& args, const LaunchDims& dims,
+                     bool self_ordered = false);
   // Makes writes of earlier launches visible to later ones and to the copy engine.
   ComputeQueue& memory_barrier();
   void update_exec(size_t index, const KernelArgs* args, const LaunchDims* dims);

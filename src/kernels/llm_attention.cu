@@ -2,17 +2,24 @@
 // (unit of query heads, split of the positions, token), each running
 // attention_block (llm_attention_block.cuh).
 #include "llm_attention_block.cuh"
+#include "llm_chain.cuh"
 
 extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_constant__ LlmAttentionJob job) {
   __shared__ __align__(16) AttentionShared sh;
+  chain_wait(job.chain, (const LlmStepState*)job.state);
   attention_unit<AT_MAX_GQA, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z);
+  chain_signal(job.chain, (LlmStepState*)job.state);
 }
 
 // The same for units of one query head (heads_per_block 1), a kernel of its
 // own so that it is not given the registers of eight heads' accumulators.
-extern "C" __global__ void __launch_bounds__(AT_THREADS) attention_head(const __grid_constant__ LlmAttentionJob job) {
+// (Three blocks per SM asked for: without a bound ptxas chose 128 registers
+// and spilled once the chain wait and signal were in.)
+extern "C" __global__ void __launch_bounds__(AT_THREADS, 3) attention_head(const __grid_constant__ LlmAttentionJob job) {
   __shared__ __align__(16) AttentionShared sh;
+  chain_wait(job.chain, (const LlmStepState*)job.state);
   attention_unit<1, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z);
+  chain_signal(job.chain, (LlmStepState*)job.state);
 }
 
 // Prefill: the rotated keys and the values of n tokens into the cache, before

@@ -49,15 +49,22 @@ __device__ __forceinline__ uint32_t load_stream2(const void* p) {
   return v;
 }
 
-// Asks L2 for `rows` consecutive rows of a matrix (all its arrays), one
-// 128-byte line per lane access, so they are on their way while the block does
-// other work.
+// Asks L2 for the start of `rows` consecutive rows of a matrix (up to
+// MV_PREFETCH_BYTES of each of its arrays), one 128-byte line per lane access,
+// so they are on their way while the block does other work. A little goes a
+// long way: the first kilobyte per warp and array made decode faster than whole
+// rows (up to 28 KB per warp, tens of MB per launch that evicted each other in
+// L2; docs/perf-notes.md).
+#ifndef MV_PREFETCH_BYTES
+#define MV_PREFETCH_BYTES 1024
+#endif
 __device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int rows) {
   const int lane = threadIdx.x & 31;
   const uint64_t arrays[4] = {m.qs, m.qh, m.scales, m.super};
 #pragma unroll
   for (int a = 0; a < 4; ++a) {
-    const uint64_t bytes = llm_row_bytes(m.format, m.cols, a) * (uint64_t)rows;
+    uint64_t bytes = llm_row_bytes(m.format, m.cols, a) * (uint64_t)rows;
+    if (bytes > MV_PREFETCH_BYTES) bytes = MV_PREFETCH_BYTES;
     if (bytes == 0) continue;
     const char* p = (const char*)arrays[a] + (size_t)r * llm_row_bytes(m.format, m.cols, a);
     for (uint64_t off = (uint64_t)lane * 128; off < bytes; off += 32 * 128) {

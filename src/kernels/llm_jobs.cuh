@@ -13,7 +13,20 @@ struct LlmStepState {
   int32_t pos;           // its position; the KV cache holds positions [0, pos)
   uint64_t argmax;       // (ordered logit << 32) | ~index, the best logit so far
   int32_t n_tokens;      // prefill: tokens in this batch
-  int32_t reserved[3];
+  // Self-ordered decode launches (llm_chain.cuh): blocks of this state's steps
+  // finished so far, and the count at which the current step began.
+  uint32_t chain_done;
+  uint32_t chain_base;
+  int32_t reserved[1];
+};
+
+// A launch's place in a decode step of self-ordered launches (llm_chain.cuh):
+// the GPU may start it before the launches ahead of it have finished, and its
+// blocks wait until `after` blocks of the step's earlier launches have. All
+// zero (not chained): the GPU orders the launch after the one before it.
+struct LlmChainLink {
+  int32_t chained;
+  int32_t after;
 };
 
 // What a matrix-vector product does with its results (llm_matvec.cu kernels
@@ -45,7 +58,7 @@ struct LlmMatvecJob {
   // Rows a warp takes at once (1, 2 or 4; divides every segment's rows): enough
   // that each lane keeps ~8 groups of loads in flight on short rows.
   int32_t rows_per_warp;
-  int32_t reserved;
+  LlmChainLink chain;
 };
 
 // Attention of one layer for n_tokens consecutive tokens from state->pos
@@ -73,6 +86,7 @@ struct LlmAttentionJob {
   int32_t n_tokens;  // prefill: tokens in the batch
   int32_t heads_per_block;  // query heads per unit: a divisor of n_head / n_kv
   float scale;
+  LlmChainLink chain;
 };
 
 // Prefill: Y = X . W^T for n_tokens activation rows X (f16, or bf16 for BF16

@@ -10,6 +10,7 @@
 //   activation  q8x32 | q8k | f16 | bf16 | f32 (what the weight formats pair with)
 //   epilogue    store (y + bias) | add (out += y) | swiglu (silu(gate) * up) |
 //               logits (store y, track the argmax in the step state)
+#include "llm_chain.cuh"
 #include "llm_jobs.cuh"
 #include "llm_matvec_rows.cuh"
 
@@ -115,7 +116,9 @@ __device__ void matvec(const LlmMatvecJob& job) {
   const int warp = threadIdx.x >> 5;
   const int R = job.rows_per_warp;
 
-  // The first rows of this warp start on their way to L2 before the prep.
+  // The first rows of this warp start on their way to L2 before the prep --
+  // in a self-ordered step before the wait, while the launch ahead drains
+  // (the larger part of what chaining gains, docs/perf-notes.md).
   {
     const int row0 = (blockIdx.x * MV_WARPS + warp) * R;
     if (row0 < job.rows) {
@@ -128,6 +131,8 @@ __device__ void matvec(const LlmMatvecJob& job) {
       }
     }
   }
+  LlmStepState* state = (LlmStepState*)job.state;
+  chain_wait(job.chain, state);
   const ActView a = prepare_activations<kAct, MV_THREADS>((const float*)job.in, (const float*)job.norm,
                                                          job.eps, job.cols, smem, red);
   __syncthreads();
@@ -141,6 +146,7 @@ __device__ void matvec(const LlmMatvecJob& job) {
     rows_loop<kAct, kEpi, 1>(job, a, &best);
   }
   if (kEpi == LLM_EPI_LOGITS) block_argmax(job, best, block_best);
+  chain_signal(job.chain, state);
 }
 
 #define MATVEC_KERNEL(act_name, act, epi_name, epi)                                              \

@@ -1,33 +1,54 @@
 // The small kernels around a decode step: embedding lookup at its start and the
 // hand-over to the next step at its end (greedy token, next position).
+#include "llm_chain.cuh"
 #include "llm_jobs.cuh"
 
 // x[t] = row tokens[t] of the embedding matrix, for t < n_tokens (block per token).
 extern "C" __global__ void embed_tokens(const __grid_constant__ LlmGpuMatrix m, const int32_t* tokens,
-                                        int n_tokens, float* x) {
+                                        int n_tokens, float* x, LlmChainLink chain, LlmStepState* state) {
+  chain_wait(chain, state);
   const int t = blockIdx.x;
-  if (t >= n_tokens) return;
-  const int token = tokens[t];
-  float* row = x + (size_t)t * m.cols;
-  const int groups = m.cols / LLM_GROUP;
-  for (int g = threadIdx.x; g < groups; g += blockDim.x) {
-    float v[LLM_GROUP];
-    llm_dequant_group(m, token, g, v);
+  if (t < n_tokens) {
+    const int token = tokens[t];
+    float* row = x + (size_t)t * m.cols;
+    const int groups = m.cols / LLM_GROUP;
+    for (int g = threadIdx.x; g < groups; g += blockDim.x) {
+      float v[LLM_GROUP];
+      llm_dequant_group(m, token, g, v);
 #pragma unroll
-    for (int j = 0; j < LLM_GROUP; ++j) row[g * LLM_GROUP + j] = v[j];
+      for (int j = 0; j < LLM_GROUP; ++j) row[g * LLM_GROUP + j] = v[j];
+    }
   }
+  chain_signal(chain, state);
+}
+
+// out = silu(gate) * up, for a model whose gate and up matrices pair with
+// different activation kinds (a product each, then this).
+extern "C" __global__ void swiglu_f32(const float* gate, const float* up, float* out, int n, LlmChainLink chain,
+                                      LlmStepState* state) {
+  chain_wait(chain, state);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + expf(-g)) * up[i];
+  }
+  chain_signal(chain, state);
 }
 
 // The argmax of the logits becomes the next input token and is recorded in
 // history (indexed by the position of the token it follows); the position
 // advances past the `advance` tokens just run (decode: 1; prefill: the batch).
-extern "C" __global__ void finish_step(LlmStepState* state, int32_t* history, int advance) {
+// One thread. In a chained step, the last launch: the next step's launches
+// count from the blocks finished when it ends.
+extern "C" __global__ void finish_step(LlmStepState* state, int32_t* history, int advance, LlmChainLink chain) {
+  const uint32_t base = chain_wait(chain, state);
   const unsigned long long best = state->argmax;
   const int32_t token = (int32_t)(0xffffffffu - (uint32_t)(best & 0xffffffffu));
   state->token = token;
   history[state->pos + advance - 1] = token;
   state->pos += advance;
   state->argmax = 0;
+  if (chain.chained) state->chain_base = base + (uint32_t)chain.after + 1;
+  chain_signal(chain, state);
 }
 
 // Prefill: each row of x RMS-normalized and scaled by w as the CPU does, rounded

@@ -338,6 +338,50 @@ TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
   }
 }
 
+// Self-ordered decode launches (kernels/llm_chain.cuh) start while the launch
+// before them drains and wait for it in memory: the same kernels in the same
+// order, so the tokens and logits must be those of the stream-ordered step, to
+// the bit, across a prompt long enough for split attention. "auto" keeps one of
+// the two; bad settings are refused before anything is uploaded.
+TEST_P(GpuLlmAttention, SelfOrderedDecodeChangesSpeedNotResults) {
+  cpu::ThreadPool pool(2);
+  const SavedEnv env("NVHCQ_SELF_ORDERED_DECODE");
+  ::unsetenv("NVHCQ_SELF_ORDERED_DECODE");
+  for (const ModelCase& mc : {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0},
+                              ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}}) {
+    auto model = LlamaModel::open(model_file(mc));
+    auto decode = [&](const std::string& mode) {
+      GpuLlamaOptions o;
+      o.context = 320;
+      o.self_ordered_decode = mode;
+      GpuLlama gpu(*model, *acc_, pool, o);
+      if (mode != "auto") EXPECT_EQ(gpu.self_ordered_decode(), mode == "on");
+      gpu.forward(prompt_tokens(290, model->config().n_vocab));
+      std::vector<int32_t> tokens = gpu.generate_greedy(1, 8);
+      gpu.forward(std::vector<int32_t>{tokens.back()});  // and one step through forward()
+      tokens.push_back(gpu.greedy_token());
+      std::vector<float> logits;
+      gpu.logits(logits);
+      return std::make_pair(logits, tokens);
+    };
+    const auto ordered = decode("off");
+    for (const std::string mode : {"on", "auto"}) {
+      const auto other = decode(mode);
+      EXPECT_EQ(other.second, ordered.second) << case_name(mc) << " " << mode;
+      ASSERT_EQ(other.first.size(), ordered.first.size());
+      EXPECT_EQ(relative_difference(other.first, ordered.first), 0.0) << case_name(mc) << " " << mode;
+    }
+    GpuLlamaOptions bad{64};
+    bad.self_ordered_decode = "sometimes";
+    EXPECT_THROW(GpuLlama(*model, *acc_, pool, bad), UsageError);
+    for (const char* v : {"2", "-1", "yes"}) {
+      ::setenv("NVHCQ_SELF_ORDERED_DECODE", v, 1);
+      EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError) << v;
+    }
+    ::unsetenv("NVHCQ_SELF_ORDERED_DECODE");
+  }
+}
+
 // The batched prefill against the same prompt run token by token on the GPU:
 // the two paths must agree as closely as either agrees with the CPU.
 TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {

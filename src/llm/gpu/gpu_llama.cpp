@@ -31,6 +31,11 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (const auto n = env_integer("NVHCQ_ATTENTION_HEADS", 0, LLM_ATTN_MAX_GQA)) {
     options_.attention_heads = static_cast<int>(*n);
   }
+  if (const auto n = env_integer("NVHCQ_SELF_ORDERED_DECODE", 0, 1)) options_.self_ordered_decode = *n ? "on" : "off";
+  if (options_.self_ordered_decode != "auto" && options_.self_ordered_decode != "on" &&
+      options_.self_ordered_decode != "off") {
+    throw UsageError("self-ordered decode is 'auto', 'on' or 'off', not '" + options_.self_ordered_decode + "'");
+  }
   if (const char* v = std::getenv("NVHCQ_PREFILL_GEMM"); v != nullptr && *v) options_.prefill_gemm = v;
   const bool hopper = kernels::arch_has_wgmma(acc_.arch());
   if (options_.prefill_gemm == "wgmma" && !hopper) {
@@ -92,12 +97,56 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   }
 
   build_decode_step();
-  acc_.begin_capture();
-  for (const StepLaunch& l : step_) acc_.launch(*l.kernel, l.args, l.dims);
-  graph_ = acc_.end_capture();
+  graph_ = capture(step_);
+  if (!persistent_ && options_.self_ordered_decode == "auto") choose_decode_order();
 }
 
 GpuLlama::~GpuLlama() = default;
+
+std::unique_ptr<gpu::Graph> GpuLlama::capture(const std::vector<StepLaunch>& launches) {
+  acc_.begin_capture();
+  for (const StepLaunch& l : launches) {
+    if (l.self_ordered) {
+      acc_.launch_self_ordered(*l.kernel, l.args, l.dims);
+    } else {
+      acc_.launch(*l.kernel, l.args, l.dims);
+    }
+  }
+  return acc_.end_capture();
+}
+
+void GpuLlama::choose_decode_order() {
+  // Steps from position 0 of a cache nothing has used yet: the rows they
+  // append are written again before anything reads them.
+  const int replays = std::min(8, options_.context - 1);
+  if (replays < 1) return;
+  std::vector<StepLaunch> ordered = decode_launches(false);
+  std::unique_ptr<gpu::Graph> ordered_graph = capture(ordered);
+  auto time_ms = [&](int which) {
+    gpu::Graph& g = which == 0 ? *graph_ : *ordered_graph;
+    write_state(0, 0);
+    const gpu::TimePoint t0 = acc_.record_time();
+    for (int i = 0; i < replays; ++i) acc_.replay(g);
+    const gpu::TimePoint t1 = acc_.record_time();
+    acc_.synchronize();
+    return acc_.elapsed_ms(t0, t1);
+  };
+  // A warm-up (code, constants, clocks), then rounds in the order A B B A A B
+  // B A: the GPU's clocks follow its load, and a steady drift favours neither
+  // (timed strictly alternating, the second of each pair won on a cold GPU).
+  for (int which : {0, 1, 0, 1}) time_ms(which);
+  double ms[2] = {0.0, 0.0};
+  for (int round = 0; round < 4; ++round) {
+    const int first = round % 2;
+    ms[first] += time_ms(first);
+    ms[1 - first] += time_ms(1 - first);
+  }
+  if (ms[1] < ms[0]) {
+    step_ = std::move(ordered);
+    graph_ = std::move(ordered_graph);
+    self_ordered_ = false;
+  }
+}
 
 uint64_t GpuLlama::decode_weight_bytes() const {
   auto bytes = [](const GpuMatrix& m) { return gpu_matrix_layout(m.type, m.desc.rows, m.desc.cols).total_bytes(); };
@@ -195,11 +244,11 @@ std::vector<KernelClassTime> GpuLlama::profile_decode(int repeats) {
     ++classes[index[l.what]].launches;
   }
   if (repeats <= 0 || pos_ + 1 > options_.context) return classes;
-  // Each launch of the step on its own: a graph of `repeats` copies, timed on
-  // the GPU. Copies of one launch are idempotent enough for timing (the step
-  // hand-over advances the position; it is put back afterwards).
+  // Each launch of the step on its own, in stream order: a graph of `repeats`
+  // copies, timed on the GPU. Copies of one launch are idempotent enough for
+  // timing (the step hand-over advances the position; it is put back afterwards).
   write_state(0, pos_);
-  for (const StepLaunch& l : step_) {
+  for (const StepLaunch& l : decode_launches(false)) {
     acc_.begin_capture();
     for (int i = 0; i < repeats; ++i) acc_.launch(*l.kernel, l.args, l.dims);
     std::unique_ptr<gpu::Graph> g = acc_.end_capture();

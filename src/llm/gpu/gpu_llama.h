@@ -49,6 +49,11 @@ struct GpuLlamaOptions {
   // Decode with the persistent step kernel where the GPU and the model allow
   // (true), or with one launch per fused kernel (false: today the faster).
   bool persistent_decode = false;
+  // Decode launches that order themselves in memory (kernels/llm_chain.cuh),
+  // each starting while the one before it drains: "on", "off", or "auto" (both
+  // orders timed when the model is loaded, the faster kept: self-ordered wins
+  // where a step is many short launches, docs/perf-notes.md).
+  std::string self_ordered_decode = "auto";
 };
 
 // One launch, named by what it computes (for --profile).
@@ -57,6 +62,24 @@ struct StepLaunch {
   const gpu::Kernel* kernel;
   gpu::KernelArgs args;
   gpu::LaunchDims dims;
+  bool self_ordered = false;  // queued with Accelerator::launch_self_ordered
+};
+
+// Gives the launches of a decode step their LlmChainLink as they are added:
+// each waits for the blocks of the ones before it. Not chained: all zero.
+class StepChain {
+ public:
+  explicit StepChain(bool chained) : chained_(chained) {}
+  bool chained() const { return chained_; }
+  LlmChainLink next(const gpu::LaunchDims& d) {
+    const LlmChainLink link{chained_ ? 1 : 0, chained_ ? blocks_ : 0};
+    blocks_ += static_cast<int32_t>(d.grid[0] * d.grid[1] * d.grid[2]);
+    return link;
+  }
+
+ private:
+  bool chained_;
+  int32_t blocks_ = 0;
 };
 
 struct KernelClassTime {
@@ -109,6 +132,8 @@ class GpuLlama {
   size_t step_launches() const { return step_.size(); }
   // Whether decode runs the persistent step kernel, and if not, why.
   bool persistent_decode() const { return persistent_; }
+  // Whether the decode step's launches are self-ordered (see GpuLlamaOptions).
+  bool self_ordered_decode() const { return self_ordered_; }
   const std::string& persistent_refusal() const { return persistent_refusal_; }
   // Waits for everything queued on the GPU.
   void synchronize() { acc_.synchronize(); }
@@ -129,6 +154,12 @@ class GpuLlama {
 
   void check_tokens(std::span<const int32_t> tokens, int count) const;
   void build_decode_step();
+  // The launches of a decode step, chained (self-ordered) or in stream order.
+  std::vector<StepLaunch> decode_launches(bool chained) const;
+  std::unique_ptr<gpu::Graph> capture(const std::vector<StepLaunch>& launches);
+  // "auto": times the self-ordered step against the stream-ordered one and
+  // keeps the faster.
+  void choose_decode_order();
   // The phases of the persistent step; an empty string, or why it cannot run.
   std::string build_persistent_step();
   std::string add_matvec_phases(std::vector<LlmStepPhase>& out, std::vector<std::string>& names,
@@ -153,7 +184,7 @@ class GpuLlama {
                                          uint64_t out_va, bool swiglu) const;
   void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
-                  const std::string& epilogue) const;
+                  const std::string& epilogue, StepChain* chain = nullptr) const;
   void add_gemm(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& w,
                 const std::vector<uint64_t>& biases, uint64_t x, uint64_t y, int ldy, int n,
                 const std::string& epilogue) const;
@@ -180,6 +211,7 @@ class GpuLlama {
 
   std::vector<StepLaunch> step_;
   std::unique_ptr<gpu::Graph> graph_;
+  bool self_ordered_ = false;
 
   // The persistent step: its phases (in device memory) and their classes.
   bool persistent_ = false;

@@ -96,7 +96,8 @@ std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<con
 
 void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
                           const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
-                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue) const {
+                          uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue,
+                          StepChain* chain) const {
   for (MatvecGroup& g : matvec_groups(segments, biases, in, norm, out_va, epilogue == "swiglu")) {
     LlmMatvecJob& job = g.job;
     std::vector<const LlmGpuMatrix*> descs;
@@ -113,7 +114,9 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     d.grid[0] = static_cast<uint32_t>(std::clamp<uint64_t>(
         (tasks + kMatvecWarps - 1) / kMatvecWarps, 1, static_cast<uint64_t>(acc_.sm_count()) * options_.matvec_blocks_per_sm));
     d.dynamic_shared_bytes = smem;
-    out.push_back(StepLaunch{what, &kernels_.matvec(g.act, epilogue), gpu::KernelArgs().add(job), d});
+    if (chain != nullptr) job.chain = chain->next(d);
+    out.push_back(StepLaunch{what, &kernels_.matvec(g.act, epilogue), gpu::KernelArgs().add(job), d,
+                             chain != nullptr && chain->chained()});
   }
 }
 
@@ -226,8 +229,6 @@ LlmAttentionJob GpuLlama::decode_attention_job(size_t layer) const {
 }
 
 void GpuLlama::build_decode_step() {
-  const ModelConfig& c = config_;
-  const GpuWeights& w = *weights_;
   step_.clear();
   persistent_ = false;
   persistent_refusal_ = options_.persistent_decode ? build_persistent_step() : "not asked for";
@@ -236,42 +237,57 @@ void GpuLlama::build_decode_step() {
     step_.push_back(StepLaunch{"step", &kernels_.decode_step(), gpu::KernelArgs().add(step_params_), persistent_dims()});
     return;
   }
+  self_ordered_ = options_.self_ordered_decode != "off";
+  step_ = decode_launches(self_ordered_);
+}
+
+std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
+  const ModelConfig& c = config_;
+  const GpuWeights& w = *weights_;
+  std::vector<StepLaunch> step;
+  StepChain chain(chained);
+  auto add = [&](const std::string& what, const gpu::Kernel& kernel, const gpu::KernelArgs& args,
+                 const gpu::LaunchDims& dims) { step.push_back(StepLaunch{what, &kernel, args, dims, chained}); };
   gpu::LaunchDims one_block;
   one_block.block[0] = 256;
-  step_.push_back(StepLaunch{"embed", &kernels_.embed_tokens(),
-                             gpu::KernelArgs().add(w.token_embd.desc).ptr(s_->state + offsetof(LlmStepState, token))
-                                 .add(1).ptr(s_->x),
-                             one_block});
+  add("embed", kernels_.embed_tokens(),
+      gpu::KernelArgs().add(w.token_embd.desc).ptr(s_->state + offsetof(LlmStepState, token)).add(1).ptr(s_->x)
+          .add(chain.next(one_block)).ptr(s_->state),
+      one_block);
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const GpuLayer& L = w.layers[l];
-    add_matvec(step_, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store");
+    add_matvec(step, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store", &chain);
 
-    const LlmAttentionJob aj = decode_attention_job(l);
+    LlmAttentionJob aj = decode_attention_job(l);
     gpu::LaunchDims ad;
     ad.block[0] = LLM_ATTN_THREADS;
     ad.grid[0] = c.n_head / static_cast<uint32_t>(attention_heads_);
     ad.grid[1] = static_cast<uint32_t>(splits_);
-    const gpu::Kernel& attention = attention_heads_ == 1 ? kernels_.attention_head() : kernels_.attention();
-    step_.push_back(StepLaunch{"attention", &attention, gpu::KernelArgs().add(aj), ad});
+    aj.chain = chain.next(ad);
+    add("attention", attention_heads_ == 1 ? kernels_.attention_head() : kernels_.attention(),
+        gpu::KernelArgs().add(aj), ad);
 
-    add_matvec(step_, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add");
+    add_matvec(step, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add", &chain);
     if (llm_act_kind(L.gate.desc.format) == llm_act_kind(L.up.desc.format)) {
-      add_matvec(step_, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu");
+      add_matvec(step, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu", &chain);
     } else {
-      add_matvec(step_, "ffn_gate_up", {&L.gate}, {}, s_->x, L.ffn_norm, s_->gate, "store");
-      add_matvec(step_, "ffn_gate_up", {&L.up}, {}, s_->x, L.ffn_norm, s_->up, "store");
+      add_matvec(step, "ffn_gate_up", {&L.gate}, {}, s_->x, L.ffn_norm, s_->gate, "store", &chain);
+      add_matvec(step, "ffn_gate_up", {&L.up}, {}, s_->x, L.ffn_norm, s_->up, "store", &chain);
       gpu::LaunchDims sd;
       sd.block[0] = 256;
       sd.grid[0] = (c.n_ff + 255) / 256;
-      step_.push_back(StepLaunch{"ffn_gate_up", &kernels_.swiglu(),
-                                 gpu::KernelArgs().ptr(s_->gate).ptr(s_->up).ptr(s_->h).add(static_cast<int32_t>(c.n_ff)),
-                                 sd});
+      add("ffn_gate_up", kernels_.swiglu(),
+          gpu::KernelArgs().ptr(s_->gate).ptr(s_->up).ptr(s_->h).add(static_cast<int32_t>(c.n_ff))
+              .add(chain.next(sd)).ptr(s_->state),
+          sd);
     }
-    add_matvec(step_, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add");
+    add_matvec(step, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add", &chain);
   }
-  add_matvec(step_, "logits", {&w.output}, {}, s_->x, w.output_norm, s_->logits, "logits");
+  add_matvec(step, "logits", {&w.output}, {}, s_->x, w.output_norm, s_->logits, "logits", &chain);
   gpu::LaunchDims fd;
-  step_.push_back(StepLaunch{"step", &kernels_.finish_step(), gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(1), fd});
+  add("step", kernels_.finish_step(), gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(1).add(chain.next(fd)),
+      fd);
+  return step;
 }
 
 std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
@@ -287,7 +303,8 @@ std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
   per_token.grid[0] = static_cast<uint32_t>(n);
   per_token.block[0] = 256;
   out.push_back(StepLaunch{"embed", &kernels_.embed_tokens(),
-                           gpu::KernelArgs().add(w.token_embd.desc).ptr(s_->batch_token_ids).add(n).ptr(s_->batch_x),
+                           gpu::KernelArgs().add(w.token_embd.desc).ptr(s_->batch_token_ids).add(n).ptr(s_->batch_x)
+                               .add(LlmChainLink{}).ptr(s_->state),
                            per_token});
   const uint64_t layer_kv = 2ull * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
   for (size_t l = 0; l < w.layers.size(); ++l) {
@@ -339,7 +356,8 @@ std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
   add_matvec(out, "logits", {&w.output}, {}, s_->batch_x + 4ull * (n - 1) * d_model, w.output_norm, s_->logits,
              "logits");
   gpu::LaunchDims fd;
-  out.push_back(StepLaunch{"step", &kernels_.finish_step(), gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(n), fd});
+  out.push_back(StepLaunch{"step", &kernels_.finish_step(),
+                           gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(n).add(LlmChainLink{}), fd});
   return out;
 }
 

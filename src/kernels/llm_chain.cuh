@@ -1,0 +1,66 @@
+// Self-ordered launches of a decode step. A decode step is ~80 dependent
+// launches of a few microseconds each; when the GPU orders them, each one
+// starts only after the one before has completed, and the launch turnaround
+// and the new blocks' first memory round trip are paid once per launch. A
+// chained step is submitted without that ordering (gpu::Accelerator::
+// launch_self_ordered), so a launch's blocks take SMs as the blocks before
+// them leave and start their weight rows on the way to L2; each block then
+// waits until every block of the step's earlier launches has finished, and
+// counts itself finished at its end.
+//
+// The count lives in the step state: chain_done (blocks finished since the
+// state was written) and chain_base (its value when the current step began,
+// advanced by the step's last launch, finish_step). A launch waits for
+// chain_done - chain_base >= link.after, the blocks of the launches before it.
+//
+// Deadlock-free because the GPU hands out the blocks of a queue's launches in
+// launch order: a waiting block only waits for blocks that were handed out
+// before it, and those wait only for earlier ones.
+//
+// Memory: a block's writes are made visible at GPU scope (__threadfence) before
+// it counts itself; the waiting thread's acquire load (which also drops the
+// SM's L1 lines) and the barrier after it order the block's later reads.
+#pragma once
+
+#include "llm_device.cuh"
+#include "llm_jobs.cuh"
+
+__device__ __forceinline__ uint32_t chain_load_acquire(const uint32_t* p) {
+#ifdef NVHCQ_KERNEL_EMULATION
+  return __ldcg(p);
+#else
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#endif
+}
+
+// Every thread of the block: returns once the launches this one follows have
+// finished (at once when not chained). Returns the step's chain_base (thread 0
+// only; finish_step advances it).
+__device__ __forceinline__ uint32_t chain_wait(const LlmChainLink& link, const LlmStepState* state) {
+  uint32_t base = 0;
+  if (!link.chained) return base;
+  if (threadIdx.x == 0) {
+    base = chain_load_acquire(&state->chain_base);
+    while (chain_load_acquire(&state->chain_done) - base < (uint32_t)link.after) {
+#ifndef NVHCQ_KERNEL_EMULATION
+      // (Polling with relaxed loads and one fence after, or sleeping 0 or
+      // 256 ns instead, measured the same.)
+      __nanosleep(64);
+#endif
+    }
+  }
+  __syncthreads();
+  return base;
+}
+
+// Every thread of the block, after all of its writes: counts the block finished.
+__device__ __forceinline__ void chain_signal(const LlmChainLink& link, LlmStepState* state) {
+  if (!link.chained) return;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(&state->chain_done, 1u);
+  }
+}

@@ -1,0 +1,84 @@
+// Self-ordered launches (gpu::ComputeQueue::exec(..., self_ordered), used by the
+// LLM engine's chained decode step): the queue neither chains such a launch to
+// the one before it nor waits for idle ahead of it; it is handed to the GPU
+// with a SEND_PCAS of its own. Launches after it chain as usual.
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "gpu/hw/methods.h"
+#include "gpu/hw/qmd_layout.h"
+#include "gpu/queue.h"
+#include "sim/sim_test_util.h"
+
+namespace nvhcq::sim {
+namespace {
+
+using gpu::Buffer;
+using gpu::ComputeQueue;
+using gpu::KernelArgs;
+using gpu::LaunchDims;
+using gpu::Signal;
+
+class SelfOrdered : public SimDeviceTest {};
+
+// The methods of a pushbuffer of increasing-method headers: (subchannel, method).
+std::vector<std::pair<uint32_t, uint32_t>> methods_of(const std::vector<uint32_t>& words) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (size_t i = 0; i < words.size();) {
+    const uint32_t header = words[i++];
+    EXPECT_EQ(header >> 29, 1u) << "not an increasing-method header at word " << i - 1;
+    const uint32_t count = (header >> 16) & 0x1fff, subch = (header >> 13) & 7, method = (header & 0x1fff) << 2;
+    for (uint32_t k = 0; k < count; ++k) out.emplace_back(subch, method + 4 * k);
+    i += count;
+  }
+  return out;
+}
+
+size_t count_of(const std::vector<std::pair<uint32_t, uint32_t>>& methods, uint32_t subch, uint32_t method) {
+  size_t n = 0;
+  for (const auto& m : methods) n += m.first == subch && m.second == method ? 1 : 0;
+  return n;
+}
+
+TEST_P(SelfOrdered, ALaunchIsHandedOverOnItsOwnAndLaterOnesChainAgain) {
+  open();
+  gpu::Program inc = load("increment");
+  Buffer counter = dev->alloc(4096);
+  const uint32_t zero = 0;
+  dev->upload(counter, 0, &zero, 4);
+  Signal done = dev->new_signal(0);
+  auto record = [&](bool self_ordered) {
+    ComputeQueue q;
+    q.exec(inc, KernelArgs().add(counter), LaunchDims{})
+        .exec(inc, KernelArgs().add(counter), LaunchDims{}, self_ordered)
+        .exec(inc, KernelArgs().add(counter), LaunchDims{})
+        .signal(done, 0);
+    return q;
+  };
+  const auto ordered = methods_of(record(false).encode(*dev).words());
+  const auto self = methods_of(record(true).encode(*dev).words());
+  using namespace gpu::hw;
+  // In order: one SEND_PCAS, the other two launches chained behind it.
+  EXPECT_EQ(count_of(ordered, kSubchCompute, compute::SEND_PCAS_A), 1u);
+  // Self-ordered: the second launch is sent on its own (no wait for idle
+  // first), and the third chains to it.
+  EXPECT_EQ(count_of(self, kSubchCompute, compute::SEND_PCAS_A), 2u);
+  EXPECT_EQ(count_of(self, kSubchHost, host::WFI), count_of(ordered, kSubchHost, host::WFI));
+
+  // All three run.
+  sim().stats().reset();
+  ComputeQueue q = record(true);
+  q.update_signal(q.size() - 1, done.va(), 1);
+  q.submit(*dev);
+  dev->wait(done, 1);
+  EXPECT_EQ(read_u32(counter, 1)[0], 3u);
+  EXPECT_EQ(sim().stats().launches.load(), 3u);
+  EXPECT_TRUE(sim().log().violations().empty()) << sim().log().violations().front();
+}
+
+INSTANTIATE_TEST_SUITE_P(Sim, SelfOrdered, ::testing::Values("rm", "tegra"), param_name);
+
+}  // namespace
+}  // namespace nvhcq::sim
