@@ -1,4 +1,4 @@
-// Self-ordered launches of a decode step. A decode step is ~80 dependent
+// Self-ordered launches of a decode step. A decode step is 80-160 dependent
 // launches of a few microseconds each; when the GPU orders them, each one
 // starts only after the one before has completed, and the launch turnaround
 // and the new blocks' first memory round trip are paid once per launch. A

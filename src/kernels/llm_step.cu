@@ -1,5 +1,6 @@
 // The small kernels around a decode step: embedding lookup at its start and the
-// hand-over to the next step at its end (greedy token, next position).
+// hand-over to the next step at its end (greedy token, next position), and
+// SwiGLU where gate and up are separate products.
 #include "llm_chain.cuh"
 #include "llm_jobs.cuh"
 
