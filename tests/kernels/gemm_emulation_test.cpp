@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "cpu/half.h"
+#include "kernels/emulation/emulation_skip.h"
 #include "kernels/gemm_plan.h"
 
 #pragma GCC diagnostic push
@@ -28,21 +29,6 @@
 
 namespace nvhcq::kernels {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SKIP_UNDER_SANITIZERS() \
-  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer"
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SKIP_UNDER_SANITIZERS() \
-  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer"
-#endif
-#endif
-#ifndef SKIP_UNDER_SANITIZERS
-#define SKIP_UNDER_SANITIZERS() \
-  do {                          \
-  } while (0)
-#endif
 
 using Gemm16 = void (*)(uint16_t*, const uint16_t*, const uint16_t*, int, int, int);
 using Gemm32 = void (*)(float*, const float*, const float*, int, int, int);
@@ -193,7 +179,7 @@ TEST(GemmEmulation, EveryKernelIsEmulated) {
 // Two tiles in each dimension with partial edge tiles, and a K that is not a
 // multiple of BK, for every aligned tensor-core configuration.
 TEST(GemmEmulation, TensorCoreTilesWithEdges) {
-  SKIP_UNDER_SANITIZERS();
+  SKIP_WITHOUT_FIBERS();
   for (GemmType t : {GemmType::kF16, GemmType::kBF16}) {
     run_case({t, "128x256x32_s4", 145, 264, 104});
     run_case({t, "128x256x64_s3", 136, 280, 200});
@@ -203,7 +189,7 @@ TEST(GemmEmulation, TensorCoreTilesWithEdges) {
 }
 
 TEST(GemmEmulation, TensorCoreGenericLoaderAtOddShapes) {
-  SKIP_UNDER_SANITIZERS();
+  SKIP_WITHOUT_FIBERS();
   for (GemmType t : {GemmType::kF16, GemmType::kBF16}) {
     run_case({t, "", 1, 1, 1});
     run_case({t, "", 17, 33, 65});
@@ -212,7 +198,7 @@ TEST(GemmEmulation, TensorCoreGenericLoaderAtOddShapes) {
 }
 
 TEST(GemmEmulation, TensorCoreAutomaticChoiceAtSmallAndOddSizes) {
-  SKIP_UNDER_SANITIZERS();
+  SKIP_WITHOUT_FIBERS();
   run_case({GemmType::kF16, "", 8, 16, 8});
   run_case({GemmType::kBF16, "", 1, 256, 784});  // an MLP layer at batch 1
   run_case({GemmType::kF16, "", 3, 10, 128});
@@ -221,7 +207,7 @@ TEST(GemmEmulation, TensorCoreAutomaticChoiceAtSmallAndOddSizes) {
 // Copies landing at issue rather than at the wait: the pipeline must not
 // overwrite a slot that is still being read.
 TEST(GemmEmulation, TensorCoreWithEagerCopies) {
-  SKIP_UNDER_SANITIZERS();
+  SKIP_WITHOUT_FIBERS();
   run_case({GemmType::kF16, "128x256x32_s4", 130, 264, 136, false});
   run_case({GemmType::kBF16, "64x64x32_s4", 100, 72, 200, false});
 }
@@ -230,14 +216,14 @@ TEST(GemmEmulation, TensorCoreWithEagerCopies) {
 // (wgmma reads shared memory only when its group is waited for, so a slot
 // refilled too early shows), edge tiles in every dimension.
 TEST(GemmEmulation, WarpgroupKernelWithEdges) {
-  SKIP_UNDER_SANITIZERS();
+  SKIP_WITHOUT_FIBERS();
   run_case({GemmType::kBF16, kWgmmaVariant, 145, 264, 200});
   run_case({GemmType::kF16, kWgmmaVariant, 64, 256, 64});
   run_case({GemmType::kF16, kWgmmaVariant, 130, 200, 328, false});  // copies land at once
 }
 
 TEST(GemmEmulation, SimtF32Tiles) {
-  SKIP_UNDER_SANITIZERS();
+  SKIP_WITHOUT_FIBERS();
   run_case({GemmType::kF32, "128x128", 130, 132, 20});
   run_case({GemmType::kF32, "64x64", 70, 68, 36});
   run_case({GemmType::kF32, "128x128_scalar", 129, 131, 13});
@@ -348,7 +334,7 @@ void run_elementwise(ElementwiseOp op, GemmType type, uint64_t n, size_t misalig
 }
 
 TEST(ElementwiseEmulation, EveryOpAndTypeWithTailsAndMisalignment) {
-  SKIP_UNDER_SANITIZERS();
+  SKIP_WITHOUT_FIBERS();
   for (GemmType t : {GemmType::kF32, GemmType::kF16}) {
     for (ElementwiseOp op :
          {ElementwiseOp::kAdd, ElementwiseOp::kMul, ElementwiseOp::kExp, ElementwiseOp::kRelu}) {
@@ -359,7 +345,7 @@ TEST(ElementwiseEmulation, EveryOpAndTypeWithTailsAndMisalignment) {
 }
 
 TEST(ElementwiseEmulation, BiasActAddsPerColumnAndClamps) {
-  SKIP_UNDER_SANITIZERS();
+  SKIP_WITHOUT_FIBERS();
   const uint32_t rows = 5, cols = 37;
   for (GemmType t : {GemmType::kF32, GemmType::kF16}) {
     for (uint32_t relu : {0u, 1u}) {

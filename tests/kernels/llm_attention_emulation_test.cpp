@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/half.h"
+#include "kernels/emulation/emulation_skip.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
@@ -199,9 +200,7 @@ class DecodeAttentionEmulation : public ::testing::TestWithParam<DecodeCase> {};
 // One decode step (append): grid (units, splits); position pos's key and value
 // come from qkv and go to the cache through the KV head's first unit.
 TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer";
-#endif
+  SKIP_WITHOUT_FIBERS();
   const DecodeCase c = GetParam();
   const int n_kv = 2, n_head = n_kv * c.n_gqa, hd = c.hd, hpb = c.heads_per_block;
   const int units = n_head / hpb, units_per_kv = c.n_gqa / hpb;
@@ -298,9 +297,7 @@ class PrefillAttentionEmulation : public ::testing::TestWithParam<PrefillCase> {
 // all, then attention (grid (KV heads, 1, tokens), all query heads of a KV
 // head per block, one split) attends causally over three tiles of positions.
 TEST_P(PrefillAttentionEmulation, StoresTheBatchThenMatchesFloat64Causal) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer";
-#endif
+  SKIP_WITHOUT_FIBERS();
   const PrefillCase c = GetParam();
   const int n_kv = 2, n_head = n_kv * c.n_gqa, hd = c.hd, pos0 = 290, n = 5;
   std::mt19937 rng(static_cast<unsigned>(hd * 10 + c.neox));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/half.h"
+#include "kernels/emulation/emulation_skip.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
@@ -33,9 +34,7 @@ struct Case {
 class FlashPrefillEmulation : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FlashPrefillEmulation, MatchesFloat64CausalAttention) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer";
-#endif
+  SKIP_WITHOUT_FIBERS();
   const Case c = GetParam();
   const int hd = c.head_dim, n_head = 4, n_kv = 2, n_gqa = n_head / n_kv;
   const int pos0 = 37, n = 70, capacity = 128;  // keys 0..106; the batch's second tile holds 6 tokens

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu/half.h"
+#include "kernels/emulation/emulation_skip.h"
 #include "llm/gpu/weight_repack.h"
 #include "llm/quant/quant_registry.h"
 
@@ -110,9 +111,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 class LlmGemmEmulation : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer";
-#endif
+  SKIP_WITHOUT_FIBERS();
   const Case c = GetParam();
   const bool bf16 = c.type == GgmlType::BF16;
   const int tokens = c.family->tokens();
@@ -233,9 +232,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, LlmGemmEmulation, ::testing::ValuesIn(cases())
 class LlmGemmEmulationSegments : public ::testing::TestWithParam<const Family*> {};
 
 TEST_P(LlmGemmEmulationSegments, ThreeMatricesShareOneLaunch) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "fibers (ucontext) are not run under AddressSanitizer";
-#endif
+  SKIP_WITHOUT_FIBERS();
   const Family& f = *GetParam();
   const int tokens = f.tokens();
   emu::clear_globals();

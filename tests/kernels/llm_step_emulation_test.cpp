@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/emulation/emulation_skip.h"
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -32,6 +34,7 @@ std::string launch(emu::Dim3 grid, uint32_t threads, const std::function<void()>
 constexpr float kGuard = -1234.5f;
 
 TEST(LlmStepEmulation, SwigluMatchesFloat64AndEveryBlockCountsItself) {
+  SKIP_WITHOUT_FIBERS();
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 2.0f);
   const int n = 1000;
@@ -61,6 +64,7 @@ TEST(LlmStepEmulation, SwigluMatchesFloat64AndEveryBlockCountsItself) {
 }
 
 TEST(LlmStepEmulation, TheLastLaunchMovesTheBaseOnByTheStepsBlocks) {
+  SKIP_WITHOUT_FIBERS();
   for (const uint32_t base : {0u, 5000u, 0xfffffff0u}) {  // the last one wraps within the step
     LlmStepState state{};
     state.pos = 5;
