@@ -102,6 +102,23 @@ std::vector<int32_t> prompt_tokens(int n, uint32_t vocab) {
   return t;
 }
 
+// A decode run to compare engine settings by (context 300 or more): a 290-token
+// prompt (two 256-position attention tiles and more), 8 greedy steps on the GPU
+// and one more through forward(); the tokens chosen and the last logits.
+struct DecodeRun {
+  std::vector<float> logits;
+  std::vector<int32_t> tokens;
+};
+DecodeRun decode_after_long_prompt(GpuLlama& gpu) {
+  DecodeRun r;
+  gpu.forward(prompt_tokens(290, gpu.config().n_vocab));
+  r.tokens = gpu.generate_greedy(1, 8);
+  gpu.forward(std::vector<int32_t>{r.tokens.back()});
+  r.tokens.push_back(gpu.greedy_token());
+  gpu.logits(r.logits);
+  return r;
+}
+
 // How far GPU logits may be from the CPU's, relative to the largest logit. Both
 // paths quantize activations the same way and take the same integer products;
 // their float sums differ in order, and once in a while such a difference of an
@@ -310,18 +327,14 @@ TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
         o.attention_heads = heads;
         o.attention_splits = splits;
         GpuLlama gpu(*model, *acc_, pool, o);
-        gpu.forward(prompt_tokens(290, model->config().n_vocab));  // two tiles of 256 positions and more
-        const std::vector<int32_t> tokens = gpu.generate_greedy(1, 8);
-        std::vector<float> logits;
-        gpu.logits(logits);
-        return std::make_pair(logits, tokens);
+        return decode_after_long_prompt(gpu);
       };
       const auto per_head = decode(1);
       for (int heads : {0, 2}) {
         if (heads != 0 && n_gqa % heads != 0) continue;
         const auto other = decode(heads);
-        EXPECT_EQ(other.second, per_head.second) << case_name(mc) << " heads " << heads;
-        const double d = relative_difference(other.first, per_head.first);
+        EXPECT_EQ(other.tokens, per_head.tokens) << case_name(mc) << " heads " << heads;
+        const double d = relative_difference(other.logits, per_head.logits);
         EXPECT_LE(d, logit_tolerance(mc.ftype) / 100) << case_name(mc) << " heads " << heads;
         std::printf("[ attention] %s, %d query heads per block, splits %d: vs one head per block %.2e\n",
                     case_name(mc).c_str(), heads == 0 ? n_gqa : heads, splits, d);
@@ -356,20 +369,14 @@ TEST_P(GpuLlmAttention, SelfOrderedDecodeChangesSpeedNotResults) {
       o.self_ordered_decode = mode;
       GpuLlama gpu(*model, *acc_, pool, o);
       if (mode != "auto") EXPECT_EQ(gpu.self_ordered_decode(), mode == "on");
-      gpu.forward(prompt_tokens(290, model->config().n_vocab));
-      std::vector<int32_t> tokens = gpu.generate_greedy(1, 8);
-      gpu.forward(std::vector<int32_t>{tokens.back()});  // and one step through forward()
-      tokens.push_back(gpu.greedy_token());
-      std::vector<float> logits;
-      gpu.logits(logits);
-      return std::make_pair(logits, tokens);
+      return decode_after_long_prompt(gpu);
     };
     const auto ordered = decode("off");
     for (const std::string mode : {"on", "auto"}) {
       const auto other = decode(mode);
-      EXPECT_EQ(other.second, ordered.second) << case_name(mc) << " " << mode;
-      ASSERT_EQ(other.first.size(), ordered.first.size());
-      EXPECT_EQ(relative_difference(other.first, ordered.first), 0.0) << case_name(mc) << " " << mode;
+      EXPECT_EQ(other.tokens, ordered.tokens) << case_name(mc) << " " << mode;
+      ASSERT_EQ(other.logits.size(), ordered.logits.size());
+      EXPECT_EQ(relative_difference(other.logits, ordered.logits), 0.0) << case_name(mc) << " " << mode;
     }
     GpuLlamaOptions bad{64};
     bad.self_ordered_decode = "sometimes";
