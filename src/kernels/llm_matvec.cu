@@ -90,6 +90,98 @@ __device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned lo
   }
 }
 
+// K-quant gate/up products pipelined (0: every product takes rows_loop).
+#ifndef MV_PIPELINE
+#define MV_PIPELINE 1
+#endif
+
+// A warp's K-quant products as one pipeline of rounds (R rows, kU groups per
+// lane each): the loads of the next round -- further along these rows, the up
+// rows after the gate rows, or the warp's next task, whatever its format -- are
+// issued before the products of this one, so a lane has loads in flight while
+// it computes. rows_loop waits for each round, then computes with nothing in
+// flight; its products took a third of 8B Q4_K_M's gate/up time
+// (docs/perf-notes.md). The Q8_0 and Q4_0 products were slower pipelined.
+// (Written for every epilogue; the launches use it for gate/up, warp_rows.)
+template <int kEpi, int R>
+__device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
+  constexpr int kU = mv_per_row(MV_IN_FLIGHT / 2, R);  // half in flight, half being computed
+  constexpr int kMats = kEpi == LLM_EPI_SWIGLU ? 2 : 1;
+  const int lane = threadIdx.x & 31;
+  const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
+  const int tasks = job.rows / R;
+  if (first >= tasks) return;
+  const int groups = job.cols / LLM_GROUP;
+  const int rounds = (groups + 32 * kU - 1) / (32 * kU);
+  const int per_task = kMats * rounds;
+  const int steps = ((tasks - 1 - first) / stride + 1) * per_task;
+
+  // Step s is round s % rounds of matrix (s / rounds) % kMats of the warp's
+  // task s / per_task: its matrix (segment), first row there, and first group.
+  struct Step {
+    LlmGpuMatrix m;
+    int r, g0, mat, last;
+  };
+  auto step_at = [&](int s) {
+    Step st;
+    const int t = s / per_task, rest = s - t * per_task, round = rest % rounds;
+    st.mat = rest / rounds;
+    st.last = rest == per_task - 1;
+    st.r = (first + t * stride) * R;
+    st.m = kMats == 2 ? job.m[st.mat] : segment_matrix(job, segment_of(job, st.r, &st.r));
+    st.g0 = round * 32 * kU + lane;
+    return st;
+  };
+  float y[R], u[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) y[r] = u[r] = 0.0f;
+  Loaded cur[R][kU];
+  Step now = step_at(0);
+  load_round_k<R, kU>(now.m, now.r, groups, now.g0, groups, cur);
+  for (int s = 0; s < steps; ++s) {
+    Loaded next[R][kU];
+    Step then = now;
+    if (s + 1 < steps) {
+      then = step_at(s + 1);
+      load_round_k<R, kU>(then.m, then.r, groups, then.g0, groups, next);
+    }
+    // Into y or u directly, group after group as in rows_quant: every row's
+    // sum keeps its order, so both loops give the same bits.
+    if (kMats == 2 && now.mat == 1) {
+      dot_round_k<R, kU>(now.m.format, cur, a, now.g0, groups, u);
+    } else {
+      dot_round_k<R, kU>(now.m.format, cur, a, now.g0, groups, y);
+    }
+    if (now.last) {  // the task's rows are done
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        y[r] = warp_sum(y[r]);
+        if (kMats == 2) u[r] = warp_sum(u[r]);
+      }
+      finish_rows<kEpi, R>(job, (first + (s / per_task) * stride) * R, y, u, best);
+#pragma unroll
+      for (int r = 0; r < R; ++r) y[r] = u[r] = 0.0f;
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int k = 0; k < kU; ++k) cur[r][k] = next[r][k];
+    }
+    now = then;
+  }
+}
+
+template <int kAct, int kEpi, int R>
+__device__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
+  // Gate/up only: pipelined, Q/K/V, Wo and down (one or two tasks a warp)
+  // were 5-8% slower on 8B Q4_K_M, with half the loads in flight per round.
+  if (MV_PIPELINE && kAct == kActQ8K && kEpi == LLM_EPI_SWIGLU) {
+    rows_loop_pipelined<kEpi, R>(job, a, best);
+  } else {
+    rows_loop<kAct, kEpi, R>(job, a, best);
+  }
+}
+
 // The block's largest logit key into the step state (logits epilogue).
 __device__ __forceinline__ void block_argmax(const LlmMatvecJob& job, unsigned long long best,
                                              unsigned long long* block_best) {
@@ -139,11 +231,11 @@ __device__ void matvec(const LlmMatvecJob& job) {
 
   unsigned long long best = 0;
   if (R == 4) {
-    rows_loop<kAct, kEpi, 4>(job, a, &best);
+    warp_rows<kAct, kEpi, 4>(job, a, &best);
   } else if (R == 2) {
-    rows_loop<kAct, kEpi, 2>(job, a, &best);
+    warp_rows<kAct, kEpi, 2>(job, a, &best);
   } else {
-    rows_loop<kAct, kEpi, 1>(job, a, &best);
+    warp_rows<kAct, kEpi, 1>(job, a, &best);
   }
   if (kEpi == LLM_EPI_LOGITS) block_argmax(job, best, block_best);
   chain_signal(job.chain, state);

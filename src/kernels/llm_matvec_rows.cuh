@@ -130,6 +130,54 @@ __device__ __forceinline__ float group_dot(const Loaded& l, const ActView& a, in
   return llm_group_q6_k(q, l.qh.x, l.qh.y, l.sc, (uint16_t)l.sup, ag, act_q8k(a, g));
 }
 
+// A round of a quantized product: R rows, kU groups of each per lane, loaded
+// (all loads issued first) and then multiplied with the activations.
+template <int kFormat, int R, int kU, bool kShared>
+__device__ __forceinline__ void load_round(const LlmGpuMatrix& m, int r0, int groups, int g0, int g_end,
+                                           Loaded (&l)[R][kU]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (g0 + 32 * u < g_end) l[r][u] = load_group<kShared>(m, (size_t)(r0 + r) * groups + g0 + 32 * u, kFormat);
+    }
+  }
+}
+
+template <int kFormat, int R, int kU>
+__device__ __forceinline__ void dot_round(const Loaded (&l)[R][kU], const ActView& a, int g0, int g_end, float* acc) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (g0 + 32 * u < g_end) {
+        acc[r] += group_dot<kFormat>(l[r][u], a, g0 + 32 * u);
+      }
+    }
+  }
+}
+
+// The same for a K-quant format known at run time: one branch per round, not
+// per group.
+template <int R, int kU>
+__device__ __forceinline__ void load_round_k(const LlmGpuMatrix& m, int r0, int groups, int g0, int g_end,
+                                             Loaded (&l)[R][kU]) {
+  switch (m.format) {
+    case kGpuQ4_K: load_round<kGpuQ4_K, R, kU, false>(m, r0, groups, g0, g_end, l); break;
+    case kGpuQ5_K: load_round<kGpuQ5_K, R, kU, false>(m, r0, groups, g0, g_end, l); break;
+    default: load_round<kGpuQ6_K, R, kU, false>(m, r0, groups, g0, g_end, l); break;
+  }
+}
+template <int R, int kU>
+__device__ __forceinline__ void dot_round_k(int format, const Loaded (&l)[R][kU], const ActView& a, int g0, int g_end,
+                                            float* acc) {
+  switch (format) {
+    case kGpuQ4_K: dot_round<kGpuQ4_K, R, kU>(l, a, g0, g_end, acc); break;
+    case kGpuQ5_K: dot_round<kGpuQ5_K, R, kU>(l, a, g0, g_end, acc); break;
+    default: dot_round<kGpuQ6_K, R, kU>(l, a, g0, g_end, acc); break;
+  }
+}
+
 // Rows r0 .. r0 + R - 1 of a quantized matrix over groups [g_begin, g_end):
 // this lane's partial sums.
 template <int kFormat, int R, bool kShared>

@@ -1,6 +1,7 @@
 #include "llm/gpu/gpu_llama.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -16,6 +17,11 @@
 #include "llm/model/rope.h"
 
 namespace nvhcq::llm {
+
+namespace {
+// How long choose_decode_order() keeps the GPU busy before it times anything.
+constexpr int kOrderWarmUpMs = 300;
+}  // namespace
 
 GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPool& pool,
                    const GpuLlamaOptions& options, const std::function<void(double)>& progress)
@@ -134,7 +140,11 @@ void GpuLlama::choose_decode_order() {
   // A warm-up (code, constants, clocks), then rounds in the order A B B A A B
   // B A: the GPU's clocks follow its load, and a steady drift favours neither
   // (timed strictly alternating, the second of each pair won on a cold GPU).
-  for (int which : {0, 1, 0, 1}) time_ms(which);
+  // The warm-up lasts long enough for the clocks to rise (about a second of
+  // load from idle, docs/perf-notes.md): with four rounds only (~30 ms), the
+  // first model of a process still picked stream order on a cold H200.
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kOrderWarmUpMs);
+  for (int i = 0; i < 4 || std::chrono::steady_clock::now() < warm_until; ++i) time_ms(i % 2);
   double ms[2] = {0.0, 0.0};
   for (int round = 0; round < 4; ++round) {
     const int first = round % 2;
