@@ -100,9 +100,9 @@ __device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned lo
 // rows after the gate rows, or the warp's next task, whatever its format -- are
 // issued before the products of this one, so a lane has loads in flight while
 // it computes. rows_loop waits for each round, then computes with nothing in
-// flight; its products took a third of 8B Q4_K_M's gate/up time
-// (docs/perf-notes.md). The Q8_0 and Q4_0 products were slower pipelined.
-// (Written for every epilogue; the launches use it for gate/up, warp_rows.)
+// flight: on 8B Q4_K_M's gate/up, a third of the time went to products no
+// load overlapped (docs/perf-notes.md). Written for every epilogue; warp_rows
+// says which launches take it.
 template <int kEpi, int R>
 __device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   constexpr int kU = mv_per_row(MV_IN_FLIGHT / 2, R);  // half in flight, half being computed

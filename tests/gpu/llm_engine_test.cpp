@@ -592,7 +592,9 @@ TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
     const auto tuned = decode();
     EXPECT_EQ(tuned.second, plain.second) << defines;
     ASSERT_EQ(tuned.first.size(), plain.first.size());
-    for (size_t i = 0; i < plain.first.size(); ++i) ASSERT_EQ(tuned.first[i], plain.first[i]) << defines << ", logit " << i;
+    for (size_t i = 0; i < plain.first.size(); ++i) {
+      ASSERT_EQ(tuned.first[i], plain.first[i]) << defines << ", logit " << i;
+    }
   }
 }
 
