@@ -189,20 +189,8 @@ __device__ void rows_quant(const LlmGpuMatrix& m, int r0, const ActView& a, int 
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
   for (int g0 = g_begin + lane; g0 < g_end; g0 += 32 * kU) {
     Loaded l[R][kU];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        if (g0 + 32 * u < g_end) l[r][u] = load_group<kShared>(m, (size_t)(r0 + r) * groups + g0 + 32 * u, kFormat);
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        if (g0 + 32 * u < g_end) acc[r] += group_dot<kFormat>(l[r][u], a, g0 + 32 * u);
-      }
-    }
+    load_round<kFormat, R, kU, kShared>(m, r0, groups, g0, g_end, l);
+    dot_round<kFormat, R, kU>(l, a, g0, g_end, acc);
   }
 }
 
