@@ -185,8 +185,6 @@ struct StepShared {
 };
 static_assert(sizeof(StepShared) <= LLM_STEP_CONTROL_BYTES, "the host places the work area after it");
 
-__device__ __forceinline__ float silu_times(float g, float u) { return g / (1.0f + expf(-g)) * u; }
-
 // Lane 0: the finished row's result (y; swiglu: gate y and up u) into the output.
 __device__ __forceinline__ void epilogue(const LlmStepPhase& ph, const Chunk& ch, int i, float y, float u,
                                          unsigned long long* best) {
@@ -199,7 +197,7 @@ __device__ __forceinline__ void epilogue(const LlmStepPhase& ph, const Chunk& ch
       break;
     }
     case LLM_EPI_ADD: out[row] = __ldcg(out + row) + y; break;
-    case LLM_EPI_SWIGLU: out[row] = silu_times(y, u); break;
+    case LLM_EPI_SWIGLU: out[row] = llm_silu_times(y, u); break;
     default: {
       out[row] = y;
       const unsigned long long key = argmax_key(y, row);

@@ -162,6 +162,9 @@ inline int llm_dp4a(uint32_t a, uint32_t b, int c) {
 }
 #endif
 
+// SwiGLU's product silu(g) * u, in the one form every kernel applying it uses.
+LLM_HD float llm_silu_times(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+
 // Bytes 0..3 of `w` low nibbles / high nibbles, as four bytes 0..15.
 LLM_HD uint32_t llm_lo4(uint32_t w) { return w & 0x0F0F0F0Fu; }
 LLM_HD uint32_t llm_hi4(uint32_t w) { return (w >> 4) & 0x0F0F0F0Fu; }

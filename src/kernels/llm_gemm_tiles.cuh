@@ -161,6 +161,6 @@ __device__ __forceinline__ void gw_emit(const GwOut& o, int r, int tok, float v)
 template <bool kBf16>
 __device__ __forceinline__ void gw_emit_swiglu(const LlmGemmJob& job, int row0, int r, int tok, float gate, float up) {
   if (row0 + r >= job.w[0].rows || tok >= job.n_tokens) return;
-  const float h = gate / (1.0f + expf(-gate)) * up;
+  const float h = llm_silu_times(gate, up);
   ((uint16_t*)job.y)[(size_t)tok * job.ldy + row0 + r] = float_to_bits16<kBf16>(h);
 }

@@ -56,7 +56,7 @@ __device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, c
     float w = u[0];
 #pragma unroll
     for (int i = 1; i < R; ++i) w = lane == i ? u[i] : w;
-    out[row] = v / (1.0f + expf(-v)) * w;
+    out[row] = llm_silu_times(v, w);
   } else if (kEpi == LLM_EPI_STORE) {
     int r;
     const int seg = segment_of(job, row, &r);

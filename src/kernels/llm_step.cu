@@ -29,8 +29,7 @@ extern "C" __global__ void swiglu_f32(const float* gate, const float* up, float*
                                       LlmStepState* state) {
   chain_wait(chain, state);
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float g = gate[i];
-    out[i] = g / (1.0f + expf(-g)) * up[i];
+    out[i] = llm_silu_times(gate[i], up[i]);
   }
   chain_signal(chain, state);
 }
