@@ -11,6 +11,7 @@
 #include <system_error>
 #include <utility>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -153,6 +154,17 @@ struct SavedEnv {
   SavedEnv(const SavedEnv&) = delete;
   SavedEnv& operator=(const SavedEnv&) = delete;
 };
+
+// Each of `values` in the environment variable `name` makes loading the model
+// fail with a UsageError (before anything is uploaded); `name` is unset after.
+void expect_env_refused(gpu::Accelerator& acc, const LlamaModel& model, cpu::ThreadPool& pool, const char* name,
+                        std::initializer_list<const char*> values) {
+  for (const char* v : values) {
+    ::setenv(name, v, 1);
+    EXPECT_THROW(GpuLlama(model, acc, pool, GpuLlamaOptions{64}), UsageError) << name << "=" << v;
+  }
+  ::unsetenv(name);
+}
 
 double max_abs(const std::vector<float>& v) {
   double m = 0.0;
@@ -343,11 +355,7 @@ TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
     GpuLlamaOptions bad{64};
     bad.attention_heads = n_gqa + 1;
     EXPECT_THROW(GpuLlama(*model, *acc_, pool, bad), UsageError);
-    for (const char* v : {"-1", "9", "two"}) {
-      ::setenv("NVHCQ_ATTENTION_HEADS", v, 1);
-      EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError) << v;
-    }
-    ::unsetenv("NVHCQ_ATTENTION_HEADS");
+    expect_env_refused(*acc_, *model, pool, "NVHCQ_ATTENTION_HEADS", {"-1", "9", "two"});
   }
 }
 
@@ -359,7 +367,6 @@ TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
 TEST_P(GpuLlmAttention, SelfOrderedDecodeChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   const SavedEnv env("NVHCQ_SELF_ORDERED_DECODE");
-  ::unsetenv("NVHCQ_SELF_ORDERED_DECODE");
   for (const ModelCase& mc : {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0},
                               ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}}) {
     auto model = LlamaModel::open(model_file(mc));
@@ -383,11 +390,7 @@ TEST_P(GpuLlmAttention, SelfOrderedDecodeChangesSpeedNotResults) {
     GpuLlamaOptions bad{64};
     bad.self_ordered_decode = "sometimes";
     EXPECT_THROW(GpuLlama(*model, *acc_, pool, bad), UsageError);
-    for (const char* v : {"2", "-1", "yes"}) {
-      ::setenv("NVHCQ_SELF_ORDERED_DECODE", v, 1);
-      EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError) << v;
-    }
-    ::unsetenv("NVHCQ_SELF_ORDERED_DECODE");
+    expect_env_refused(*acc_, *model, pool, "NVHCQ_SELF_ORDERED_DECODE", {"2", "-1", "yes"});
   }
 }
 
@@ -440,9 +443,7 @@ TEST_P(GpuLlmAttention, WgmmaPrefillAgreesWithMmaAndStepwise) {
     o.context = 64;
     o.prefill_gemm = "tiles";
     EXPECT_THROW(GpuLlama(*model, *acc_, pool, o), UsageError);
-    ::setenv("NVHCQ_PREFILL_GEMM", "fast", 1);
-    EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError);
-    ::unsetenv("NVHCQ_PREFILL_GEMM");
+    expect_env_refused(*acc_, *model, pool, "NVHCQ_PREFILL_GEMM", {"fast"});
     if (!hopper) {
       o.prefill_gemm = "wgmma";
       EXPECT_THROW(GpuLlama(*model, *acc_, pool, o), UsageError);
@@ -569,10 +570,7 @@ TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
   const SavedEnv blocks("NVHCQ_MATVEC_BLOCKS_PER_SM"), defines("NVHCQ_KERNEL_DEFINES");
-  for (const char* bad : {"0", "33", "2x", "many"}) {
-    ::setenv("NVHCQ_MATVEC_BLOCKS_PER_SM", bad, 1);
-    EXPECT_THROW(GpuLlama(*model, *acc_, pool, GpuLlamaOptions{64}), UsageError) << bad;
-  }
+  expect_env_refused(*acc_, *model, pool, "NVHCQ_MATVEC_BLOCKS_PER_SM", {"0", "33", "2x", "many"});
   auto decode = [&] {
     GpuLlama gpu(*model, *acc_, pool, GpuLlamaOptions{64});
     gpu.forward(prompt_tokens(5, model->config().n_vocab));
@@ -581,7 +579,6 @@ TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
     gpu.logits(logits);
     return std::make_pair(logits, tokens);
   };
-  ::unsetenv("NVHCQ_MATVEC_BLOCKS_PER_SM");
   const auto plain = decode();
   // More blocks per SM with fewer loads in flight; the quantized products
   // without their pipeline (llm_matvec.cu).
