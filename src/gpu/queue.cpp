@@ -15,12 +15,11 @@ uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 void put_u32(uint8_t* base, uint32_t off, uint32_t v) { std::memcpy(base + off, &v, 4); }
 void put_u64(uint8_t* base, uint32_t off, uint64_t v) { std::memcpy(base + off, &v, 8); }
 
-// Sets the QMD's shared-memory size and the SM carve-out it needs: the smallest
-// configuration that holds it (fewest bytes taken from L1), allowing up to the largest.
-// The SM's shared-memory carve-out for a launch: the smallest configuration that
-// holds as many CTAs as registers and threads let an SM run at once (so shared
-// memory never lowers occupancy, and what it does not need stays L1 cache), as
-// the CUDA driver chooses by default.
+// Sets the QMD's shared-memory size and the SM carve-out: at least the smallest
+// configuration that holds one CTA, at most the largest, and as target the
+// smallest that holds as many CTAs as registers and threads let an SM run at
+// once (so shared memory never lowers occupancy, and what it does not need
+// stays L1 cache), as the CUDA driver chooses by default.
 void set_shared_memory(Qmd& q, const hw::ArchParams& arch, const Program& p, const LaunchDims& dims) {
   const hw::QmdLayout& l = q.layout();
   const uint32_t shared_bytes = p.shared_bytes(dims);

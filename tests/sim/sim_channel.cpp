@@ -19,8 +19,12 @@ namespace copy = gpu::hw::copy;
 constexpr uint64_t kUserdGpGet = 0x88, kUserdGpPut = 0x8c;
 constexpr uint32_t kCaptureBudget = 512;  // entries looked at per step
 
-// Splits a pushbuffer into methods; false (with the reason) for what the host
-// engine would refuse.
+uint64_t timestamp_ns() {
+  return static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+}
+
+}  // namespace
+
 bool parse_pushbuffer(const std::vector<uint32_t>& pb, std::vector<std::array<uint32_t, 3>>& out,
                       std::string* error) {
   for (size_t i = 0; i < pb.size();) {
@@ -54,12 +58,6 @@ bool parse_pushbuffer(const std::vector<uint32_t>& pb, std::vector<std::array<ui
   }
   return true;
 }
-
-uint64_t timestamp_ns() {
-  return static_cast<uint64_t>(Clock::now().time_since_epoch().count());
-}
-
-}  // namespace
 
 const char* fault_kind_name(FaultKind kind) {
   switch (kind) {

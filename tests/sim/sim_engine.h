@@ -10,6 +10,7 @@
 // QMDs) stop the channel's group and are reported through the front end's
 // error notifier, as the kernel driver would.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -38,6 +39,11 @@ enum class FaultKind {
   kViolation,  // the CPU broke the rules (a rewrite in flight): reported as a PBDMA error
 };
 const char* fault_kind_name(FaultKind kind);
+
+// Splits a pushbuffer into (subchannel, method address, data) triples; false,
+// with the reason, for what the host engine would refuse.
+bool parse_pushbuffer(const std::vector<uint32_t>& pb, std::vector<std::array<uint32_t, 3>>& out,
+                      std::string* error);
 
 struct ChannelFault {
   FaultKind kind = FaultKind::kMmu;

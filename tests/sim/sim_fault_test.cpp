@@ -97,7 +97,9 @@ TEST_P(Faults, QmdAtAnUnmappedAddressIsAnMmuFault) {
   gpu::PushBuffer pb = launch_pushbuffer(0xdead000000ull);
   dev->submit(drv::Engine::kCompute, pb);
   std::string what = expect_fault(31);
-  if (!tegra()) EXPECT_NE(what.find("MMU fault at 0xdead000000"), std::string::npos) << what;
+  if (!tegra()) {
+    EXPECT_NE(what.find("MMU fault at 0xdead000000"), std::string::npos) << what;
+  }
 }
 
 TEST_P(Faults, ProgramAddressOffKnownCodeIsAGraphicsException) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <string>
 #include <vector>
 
 #include "gpu/hw/methods.h"
@@ -23,22 +25,18 @@ using gpu::Signal;
 
 class SelfOrdered : public SimDeviceTest {};
 
-// The methods of a pushbuffer of increasing-method headers: (subchannel, method).
-std::vector<std::pair<uint32_t, uint32_t>> methods_of(const std::vector<uint32_t>& words) {
-  std::vector<std::pair<uint32_t, uint32_t>> out;
-  for (size_t i = 0; i < words.size();) {
-    const uint32_t header = words[i++];
-    EXPECT_EQ(header >> 29, 1u) << "not an increasing-method header at word " << i - 1;
-    const uint32_t count = (header >> 16) & 0x1fff, subch = (header >> 13) & 7, method = (header & 0x1fff) << 2;
-    for (uint32_t k = 0; k < count; ++k) out.emplace_back(subch, method + 4 * k);
-    i += count;
-  }
+// The methods of a pushbuffer as the simulated host engine splits them:
+// (subchannel, method, data).
+std::vector<std::array<uint32_t, 3>> methods_of(const std::vector<uint32_t>& words) {
+  std::vector<std::array<uint32_t, 3>> out;
+  std::string error;
+  EXPECT_TRUE(parse_pushbuffer(words, out, &error)) << error;
   return out;
 }
 
-size_t count_of(const std::vector<std::pair<uint32_t, uint32_t>>& methods, uint32_t subch, uint32_t method) {
+size_t count_of(const std::vector<std::array<uint32_t, 3>>& methods, uint32_t subch, uint32_t method) {
   size_t n = 0;
-  for (const auto& m : methods) n += m.first == subch && m.second == method ? 1 : 0;
+  for (const auto& m : methods) n += m[0] == subch && m[1] == method ? 1 : 0;
   return n;
 }
 
