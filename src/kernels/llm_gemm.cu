@@ -33,7 +33,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
   uint8_t* smem = dynamic_smem();
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int tok0 = blockIdx.x * GW_BN;
-  const GwRows g = gw_rows<kEpi == GW_SWIGLU>(job, tid);
+  const GwRows g = gw_rows<kEpi == GW_SWIGLU>(job, tid, gw_grid_tile());
 
   auto load_async = [&](int kt, int stage) {
     if (g.plain) gw_load_w_plain(smem + stage * GW_STAGE, g, kt);

@@ -46,8 +46,20 @@ __device__ __forceinline__ void store_group(uint8_t* tile, int r, int first_chun
   }
 }
 
-// The rows of a CTA and the one row this thread loads. Grid: x token tiles,
-// y row tiles, z split-K shares.
+// The tile a CTA computes: token tile x, row tile y, and share z of `shares`
+// of the k-tiles. The grid's own coordinates (x token tiles, y row tiles, z
+// split-K shares) but for the tail split of llm_gemm_wgmma.cu (tail: the two
+// shares are halves of a tile, summed before the epilogue).
+struct GwTile {
+  int x, y, z, shares;
+  bool tail;
+};
+
+__device__ __forceinline__ GwTile gw_grid_tile() {
+  return GwTile{(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z, (int)gridDim.z, false};
+}
+
+// The rows of a CTA and the one row this thread loads.
 struct GwRows {
   int seg;       // the matrix (segment) of the CTA's rows
   int row0;      // the CTA's first row in it
@@ -56,30 +68,32 @@ struct GwRows {
   int tile_row, half;
   int my_row;  // its row in m
   bool row_ok;
-  int k_first, k_tiles;  // this CTA's k-tiles (split-K: gridDim.z shares)
+  int k_first, k_tiles;  // this CTA's k-tiles (its share of them)
   bool plain;            // f16/bf16 weights (copied as they are)
+  GwTile tile;
 };
 
 template <bool kSwiglu>
-__device__ __forceinline__ GwRows gw_rows(const LlmGemmJob& job, int tid) {
+__device__ __forceinline__ GwRows gw_rows(const LlmGemmJob& job, int tid, const GwTile& tile) {
   GwRows g;
+  g.tile = tile;
   g.seg = 0;
-  g.row0 = blockIdx.y * (kSwiglu ? LLM_GEMM_ROWS / 2 : LLM_GEMM_ROWS);
+  g.row0 = tile.y * (kSwiglu ? LLM_GEMM_ROWS / 2 : LLM_GEMM_ROWS);
   if (!kSwiglu) {
     while (g.seg + 1 < job.segments && g.row0 >= job.w[g.seg].rows) g.row0 -= job.w[g.seg++].rows;
   }
-  g.out_col0 = blockIdx.y * (kSwiglu ? LLM_GEMM_ROWS / 2 : LLM_GEMM_ROWS);
+  g.out_col0 = tile.y * (kSwiglu ? LLM_GEMM_ROWS / 2 : LLM_GEMM_ROWS);
   g.tile_row = tid / 2;
   g.half = tid % 2;
   const bool up_row = kSwiglu && g.tile_row >= LLM_GEMM_ROWS / 2;
   g.m = up_row ? job.w[1] : job.w[g.seg];
   g.my_row = g.row0 + (kSwiglu ? g.tile_row % (LLM_GEMM_ROWS / 2) : g.tile_row);
   g.row_ok = g.my_row < g.m.rows;
-  // Split-K (add epilogue only): CTA z of gridDim.z takes a contiguous share of
-  // the k-tiles and leaves its partial products for add_partials.
+  // Split-K (add epilogue, or a tail half): share z takes a contiguous part of
+  // the k-tiles.
   const int k_total = g.m.cols / LLM_GEMM_K;
-  g.k_first = (int)(((long long)k_total * blockIdx.z) / gridDim.z);
-  g.k_tiles = (int)(((long long)k_total * (blockIdx.z + 1)) / gridDim.z) - g.k_first;
+  g.k_first = (int)(((long long)k_total * tile.z) / tile.shares);
+  g.k_tiles = (int)(((long long)k_total * (tile.z + 1)) / tile.shares) - g.k_first;
   g.plain = g.m.format == kGpuF16 || g.m.format == kGpuBF16;
   return g;
 }
@@ -125,7 +139,7 @@ struct GwOut {
   float* partial;
   int rows;  // of the CTA's segment
   int ldy, n_tokens, row0, out_col0;
-  bool split;
+  int split;  // the split-K share, or -1: the whole sum
 };
 
 __device__ __forceinline__ GwOut gw_out(const LlmGemmJob& job, const GwRows& g) {
@@ -138,7 +152,7 @@ __device__ __forceinline__ GwOut gw_out(const LlmGemmJob& job, const GwRows& g) 
   o.n_tokens = job.n_tokens;
   o.row0 = g.row0;
   o.out_col0 = g.out_col0;
-  o.split = gridDim.z > 1;
+  o.split = g.tile.shares > 1 && !g.tile.tail ? g.tile.z : -1;
   return o;
 }
 
@@ -147,8 +161,8 @@ __device__ __forceinline__ void gw_emit(const GwOut& o, int r, int tok, float v)
   if (o.row0 + r >= o.rows || tok >= o.n_tokens) return;
   float* out = o.y + (size_t)tok * o.ldy + o.out_col0 + r;
   if (kEpi == GW_ADD) {
-    if (o.split) {
-      o.partial[((size_t)blockIdx.z * o.n_tokens + tok) * o.rows + o.row0 + r] = v;
+    if (o.split >= 0) {
+      o.partial[((size_t)o.split * o.n_tokens + tok) * o.rows + o.row0 + r] = v;
     } else {
       *out += v;
     }

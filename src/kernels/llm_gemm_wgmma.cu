@@ -57,6 +57,61 @@ __device__ __forceinline__ void gww_mma(float (&acc)[kTokens / 2], uint64_t da, 
   }
 }
 
+// The tile of this CTA: the grid's, or under a tail split (LlmGemmJob::
+// tail_pairs) tile i of the row of CTAs, or a half of one of the last tiles.
+template <int kTokens>
+__device__ __forceinline__ GwTile gww_tile(const LlmGemmJob& job) {
+  if (job.tail_pairs == 0) return gw_grid_tile();
+  const int tiles_x = (job.n_tokens + kTokens - 1) / kTokens;
+  const int whole = (int)gridDim.x - 2 * job.tail_pairs;
+  int i = blockIdx.x, z = 0;
+  const bool tail = i >= whole;
+  if (tail) {
+    z = (i - whole) % 2;
+    i = whole + (i - whole) / 2;
+  }
+  return GwTile{i % tiles_x, i / tiles_x, z, tail ? 2 : 1, tail};
+}
+
+// A tail half's accumulators: left in tail_partial (thread-major); the second
+// half of the pair to get here adds the other's and returns true (it runs the
+// epilogue), the first returns false. The sum is first half + second half
+// whichever finishes first (float addition commutes), so results do not
+// depend on timing.
+template <int kTokens>
+__device__ __forceinline__ bool gww_join_halves(const LlmGemmJob& job, const GwTile& t, float (&acc)[kTokens / 2]) {
+  __shared__ int second;
+  const int pair = (int)(blockIdx.x - (gridDim.x - 2 * job.tail_pairs)) / 2;
+  auto slot = [&](int half) {
+    return (float*)job.tail_partial + ((size_t)(2 * pair + half) * LLM_GEMM_THREADS + threadIdx.x) * (kTokens / 2);
+  };
+  float4* mine = (float4*)slot(t.z);
+  NVHCQ_UNROLL
+  for (int i = 0; i < kTokens / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* count = (unsigned*)job.tail_counts + pair;
+    __threadfence();
+    second = atomicAdd(count, 1u) == 1u;
+    if (second) {
+      *count = 0;  // for the next launch
+      __threadfence();
+    }
+  }
+  __syncthreads();
+  if (!second) return false;
+  const float4* other = (const float4*)slot(1 - t.z);
+  NVHCQ_UNROLL
+  for (int i = 0; i < kTokens / 8; ++i) {
+    const float4 o = __ldcg(other + i);
+    acc[4 * i] += o.x;
+    acc[4 * i + 1] += o.y;
+    acc[4 * i + 2] += o.z;
+    acc[4 * i + 3] += o.w;
+  }
+  return true;
+}
+
 template <bool kBf16, int kEpi, int kTokens>
 __device__ void gemm_wg(const LlmGemmJob& job) {
   using T = GwwTile<kTokens>;
@@ -64,8 +119,9 @@ __device__ void gemm_wg(const LlmGemmJob& job) {
   const int wg = tid / 128, warp_in_wg = (tid / 32) % 4;
   uint8_t* base = dynamic_smem();
   uint8_t* smem = base + (((smem_addr(base) + 1023u) & ~1023u) - smem_addr(base));
-  const int tok0 = blockIdx.x * kTokens;
-  const GwRows g = gw_rows<kEpi == GW_SWIGLU>(job, tid);
+  const GwTile tile = gww_tile<kTokens>(job);
+  const int tok0 = tile.x * kTokens;
+  const GwRows g = gw_rows<kEpi == GW_SWIGLU>(job, tid, tile);
 
   auto w_tile = [&](int kt) { return smem + (kt % T::kSlots) * T::kSlotBytes; };
   auto load_async = [&](int kt) {
@@ -119,6 +175,7 @@ __device__ void gemm_wg(const LlmGemmJob& job) {
   wgmma_wait<0>();
   wgmma_fence_operands(acc);
   cp_async_wait<0>();
+  if (tile.tail && !gww_join_halves<kTokens>(job, tile, acc)) return;
 
   // Accumulator acc[4j + i]: tile row 64*wg + 16*warp_in_wg + lane/4 (+8 for
   // i >= 2), tile token 8j + 2*(lane%4) + (i & 1).

@@ -100,6 +100,14 @@ struct LlmAttentionJob {
 // products to partial + z * n_tokens * rows ([token][row] f32), and
 // add_partials sums the splits in order into y, so results do not depend on
 // which CTA finishes first.
+// Tail split (wgmma kernels, tail_pairs > 0): the grid is one row of CTAs over
+// the tiles (token tiles fastest); the first gridDim.x - 2 * tail_pairs take a
+// tile each, the rest in pairs the two halves of the k-tiles of the last
+// tail_pairs tiles, so a last wave that would run few whole tiles runs twice as
+// many half tiles. Each half leaves its accumulators in tail_partial; the
+// second to finish (tail_counts, one zeroed counter per pair, set back to zero)
+// adds first half + second half, the same sum whichever finishes first, and
+// runs the epilogue.
 struct LlmGemmJob {
   LlmGpuMatrix w[LLM_MAX_SEGMENTS];  // swiglu: gate, up
   uint64_t bias[LLM_MAX_SEGMENTS];   // f32 per segment row, or 0
@@ -109,7 +117,9 @@ struct LlmGemmJob {
   int32_t segments;
   int32_t n_tokens;
   int32_t ldy;
-  int32_t reserved;
+  int32_t tail_pairs;
+  uint64_t tail_partial;  // f32, a CTA's accumulators per half
+  uint64_t tail_counts;   // uint32 per pair
 };
 
 // The persistent decode step (llm_decode_step.cu): one launch per token whose

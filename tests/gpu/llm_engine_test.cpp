@@ -429,12 +429,16 @@ TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {
 // The two families of prefill products: the wgmma kernels (Hopper) against the
 // mma.sync kernels and against the prompt run token by token, for prompts that
 // leave the last 128- or 256-token tile partly empty; both families
-// compute the same f16/bf16 products in f32, k in the same order, so they agree
-// far inside the CPU tolerance (on the H200: to the bit).
+// compute the same f16/bf16 products in f32, k in the same order (on the H200
+// their logits are equal to the bit without the tail split). These small
+// models' wgmma products fill far less than a wave, so their tiles run as pairs
+// of k halves (the tail split): the sums' order differs, which moves
+// activations across rounding boundaries of f16/bf16 (BF16: 2.7e-3 measured),
+// so the paths agree within half the CPU tolerance, as a wrong tile could not.
 // Elsewhere asking for wgmma is refused; a bad choice is refused everywhere.
 TEST_P(GpuLlmAttention, WgmmaPrefillAgreesWithMmaAndStepwise) {
   cpu::ThreadPool pool(cpu::default_thread_count());
-  const SavedEnv env("NVHCQ_PREFILL_GEMM");
+  const SavedEnv env("NVHCQ_PREFILL_GEMM"), tail_env("NVHCQ_PREFILL_TAIL_SPLIT");
   const bool hopper = kernels::arch_has_wgmma(acc_->arch());
   auto open = [&](LlamaFtype t) { return LlamaModel::open(model_file({"llama", t})); };
   {
@@ -444,6 +448,7 @@ TEST_P(GpuLlmAttention, WgmmaPrefillAgreesWithMmaAndStepwise) {
     o.prefill_gemm = "tiles";
     EXPECT_THROW(GpuLlama(*model, *acc_, pool, o), UsageError);
     expect_env_refused(*acc_, *model, pool, "NVHCQ_PREFILL_GEMM", {"fast"});
+    expect_env_refused(*acc_, *model, pool, "NVHCQ_PREFILL_TAIL_SPLIT", {"2", "on"});
     if (!hopper) {
       o.prefill_gemm = "wgmma";
       EXPECT_THROW(GpuLlama(*model, *acc_, pool, o), UsageError);
@@ -457,11 +462,12 @@ TEST_P(GpuLlmAttention, WgmmaPrefillAgreesWithMmaAndStepwise) {
   for (const auto& [t, length] : cases) {
     auto model = open(t);
     const auto prompt = prompt_tokens(length, model->config().n_vocab);
-    auto run = [&](bool batched, const char* gemm) {
+    auto run = [&](bool batched, const char* gemm, bool tail_split = true) {
       GpuLlamaOptions o;
       o.context = 256;
       o.batched_prefill = batched;
       o.prefill_gemm = gemm;
+      o.prefill_tail_split = tail_split;
       GpuLlama gpu(*model, *acc_, pool, o);
       EXPECT_EQ(gpu.batched_prefill(), batched);
       gpu.forward(prompt);
@@ -472,7 +478,8 @@ TEST_P(GpuLlmAttention, WgmmaPrefillAgreesWithMmaAndStepwise) {
     const std::vector<float> stepwise = run(false, "auto"), mma = run(true, "mma"), wgmma = run(true, "wgmma");
     const double vs_mma = relative_difference(wgmma, mma), vs_stepwise = relative_difference(wgmma, stepwise);
     EXPECT_LE(vs_stepwise, logit_tolerance(t)) << llama_ftype_name(t);
-    EXPECT_LE(vs_mma, logit_tolerance(t) / 10) << llama_ftype_name(t);
+    EXPECT_LE(vs_mma, logit_tolerance(t) / 2) << llama_ftype_name(t);
+    EXPECT_LE(relative_difference(run(true, "wgmma", false), wgmma), logit_tolerance(t) / 2) << llama_ftype_name(t);
     std::printf("[ prefill  ] %s, %d tokens: wgmma vs mma %.2e, vs stepwise %.2e\n",
                 std::string(llama_ftype_name(t)).c_str(), length, vs_mma, vs_stepwise);
   }

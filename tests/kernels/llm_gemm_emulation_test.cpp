@@ -100,12 +100,14 @@ struct Case {
   GgmlType type;
   int epilogue;    // GW_STORE, GW_ADD, GW_SWIGLU
   int k_splits = 1;  // split-K CTAs (add epilogue)
+  bool tail = false;  // wgmma: the last row tile's tiles split in halves (LlmGemmJob::tail_pairs)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   static const char* epi[] = {"store", "add", "swiglu"};
   return std::string(info.param.family->name) + "_" + std::string(traits(info.param.type).name) + "_" + epi[info.param.epilogue] +
-         (info.param.k_splits > 1 ? "_split" + std::to_string(info.param.k_splits) : "");
+         (info.param.k_splits > 1 ? "_split" + std::to_string(info.param.k_splits) : "") +
+         (info.param.tail ? "_tail" : "");
 }
 
 class LlmGemmEmulation : public ::testing::TestWithParam<Case> {};
@@ -151,6 +153,16 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
   job.ldy = ldy;
   std::vector<float> partial(static_cast<size_t>(c.k_splits) * tokens * kRows, kGuard);
   job.partial = reinterpret_cast<uint64_t>(partial.data());
+  // Tail split: the last row tile's tiles (one per token tile) as pairs of
+  // halves, each pair's second half running the epilogue.
+  const int tiles_x = (tokens + c.family->tile_tokens - 1) / c.family->tile_tokens;
+  std::vector<float> halves(2ull * tiles_x * LLM_GEMM_THREADS * c.family->tile_tokens / 2, kGuard);
+  std::vector<uint32_t> counts(static_cast<size_t>(tiles_x), 0);
+  if (c.tail) {
+    job.tail_pairs = tiles_x;
+    job.tail_partial = reinterpret_cast<uint64_t>(halves.data());
+    job.tail_counts = reinterpret_cast<uint64_t>(counts.data());
+  }
 
   emu::LaunchConfig cfg;
   cfg.block = emu::Dim3{LLM_GEMM_THREADS, 1, 1};
@@ -159,8 +171,10 @@ TEST_P(LlmGemmEmulation, MatchesFloat64OverTheCpuWeights) {
                                              (c.epilogue == GW_SWIGLU ? 64 : 128)),
                        static_cast<uint32_t>(c.k_splits)};
   cfg.shared_bytes = c.family->shared_bytes;
+  if (c.tail) cfg.grid = emu::Dim3{cfg.grid.x * cfg.grid.y + static_cast<uint32_t>(tiles_x), 1, 1};
   const std::string error = emu::launch(cfg, [&] { c.family->kernels[bf16 ? 1 : 0][c.epilogue](job); });
   ASSERT_EQ(error, "");
+  EXPECT_EQ(counts, std::vector<uint32_t>(counts.size(), 0)) << "the pair counters are left for the next launch";
   if (c.k_splits > 1) {
     emu::LaunchConfig red;
     red.block = emu::Dim3{128, 1, 1};
@@ -221,6 +235,11 @@ std::vector<Case> cases() {
     out.push_back({f, GgmlType::Q6_K, GW_SWIGLU});
     out.push_back({f, GgmlType::BF16, GW_SWIGLU});
     out.push_back({f, GgmlType::F16, GW_SWIGLU});
+    if (f != &kMma) {
+      out.push_back({f, GgmlType::Q6_K, GW_STORE, 1, true});
+      out.push_back({f, GgmlType::F16, GW_ADD, 1, true});
+      out.push_back({f, GgmlType::Q4_K, GW_SWIGLU, 1, true});
+    }
   }
   return out;
 }

@@ -175,6 +175,22 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
       if (static_cast<uint64_t>(d.grid[2]) * n * rows * 4 > s_->batch_partial_bytes) d.grid[2] = 1;
     }
     job.partial = s_->batch_partial;
+    if (family.wgmma_tokens != 0 && d.grid[2] == 1 && options_.prefill_tail_split) {
+      // A last wave of whole tiles on less than half of the CTA slots: its
+      // tiles as pairs of half tiles (LlmGemmJob::tail_pairs), which take half
+      // as long on twice as many SMs.
+      const uint32_t tiles = d.grid[0] * d.grid[1], slots = family.ctas_per_sm * acc_.sm_count();
+      const uint32_t whole = tiles / slots * slots, tail = tiles - whole;
+      const uint64_t half_bytes = 4ull * kGemmThreads * family.tokens / 2;
+      if (tail > 0 && 2 * tail <= slots && tail <= static_cast<uint32_t>(Scratch::kMaxTailPairs) &&
+          2 * tail * half_bytes <= s_->batch_partial_bytes) {
+        job.tail_pairs = static_cast<int32_t>(tail);
+        job.tail_partial = s_->batch_partial;
+        job.tail_counts = s_->batch_tail_counts;
+        d.grid[0] = whole + 2 * tail;
+        d.grid[1] = 1;
+      }
+    }
     d.dynamic_shared_bytes = family.shared_bytes;
     out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue, family.wgmma_tokens), gpu::KernelArgs().add(job), d});
     if (d.grid[2] > 1) {

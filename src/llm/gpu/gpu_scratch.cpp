@@ -69,8 +69,12 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_batch(gpu::Accele
   // Split-K partials of the products into the residual stream (n_embd rows).
   batch_partial_bytes = 4ull * kMaxKSplits * n * c.n_embd;
   batch_partial = l.take(batch_partial_bytes);
+  batch_tail_counts = l.take(4ull * kMaxTailPairs);
   auto mem = acc.alloc(l.size());
-  for (uint64_t* a : {&batch_token_ids, &batch_x, &batch_xn, &batch_qkv, &batch_attn, &batch_h, &batch_partial}) {
+  const std::vector<uint8_t> zeros(4ull * kMaxTailPairs, 0);
+  acc.upload(*mem, batch_tail_counts, zeros.data(), zeros.size());
+  for (uint64_t* a : {&batch_token_ids, &batch_x, &batch_xn, &batch_qkv, &batch_attn, &batch_h, &batch_partial,
+                      &batch_tail_counts}) {
     *a += mem->va();
   }
   return mem;

@@ -16,6 +16,8 @@ namespace nvhcq::llm {
 struct GpuLlama::Scratch {
   // Split-K ways a prefill product may use (its partial products need scratch).
   static constexpr int kMaxKSplits = 4;
+  // Tiles a prefill product may split in halves at its tail (one counter each).
+  static constexpr int kMaxTailPairs = 1024;
 
   // Decode (one token).
   uint64_t state = 0;      // LlmStepState
@@ -41,8 +43,9 @@ struct GpuLlama::Scratch {
   uint64_t batch_qkv = 0;        // f32 [batch][q_dim + 2 kv_dim]
   uint64_t batch_attn = 0;       // f16/bf16 [batch][q_dim]
   uint64_t batch_h = 0;          // f16/bf16 [batch][n_ff]
-  uint64_t batch_partial = 0;    // f32 split-K partial products
+  uint64_t batch_partial = 0;    // f32 split-K partial products, or tail halves' accumulators
   uint64_t batch_partial_bytes = 0;
+  uint64_t batch_tail_counts = 0;  // uint32 [kMaxTailPairs], zero between launches
 
   std::unique_ptr<gpu::DeviceMemory> allocate_decode(gpu::Accelerator& acc, const ModelConfig& c, int context,
                                                      int splits);
