@@ -48,8 +48,9 @@ __device__ __forceinline__ void store_group(uint8_t* tile, int r, int first_chun
 
 // The tile a CTA computes: token tile x, row tile y, and share z of `shares`
 // of the k-tiles. The grid's own coordinates (x token tiles, y row tiles, z
-// split-K shares) but for the tail split of llm_gemm_wgmma.cu (tail: the two
-// shares are halves of a tile, summed before the epilogue).
+// split-K shares of an add product) but for the tail split of store and
+// swiglu products in llm_gemm_wgmma.cu (tail: the two shares are halves of a
+// tile, summed before the epilogue).
 struct GwTile {
   int x, y, z, shares;
   bool tail;
@@ -139,7 +140,7 @@ struct GwOut {
   float* partial;
   int rows;  // of the CTA's segment
   int ldy, n_tokens, row0, out_col0;
-  int split;  // the split-K share, or -1: the whole sum
+  bool split;
 };
 
 __device__ __forceinline__ GwOut gw_out(const LlmGemmJob& job, const GwRows& g) {
@@ -152,7 +153,7 @@ __device__ __forceinline__ GwOut gw_out(const LlmGemmJob& job, const GwRows& g) 
   o.n_tokens = job.n_tokens;
   o.row0 = g.row0;
   o.out_col0 = g.out_col0;
-  o.split = g.tile.shares > 1 && !g.tile.tail ? g.tile.z : -1;
+  o.split = gridDim.z > 1;  // (the tail split takes no add products)
   return o;
 }
 
@@ -161,8 +162,8 @@ __device__ __forceinline__ void gw_emit(const GwOut& o, int r, int tok, float v)
   if (o.row0 + r >= o.rows || tok >= o.n_tokens) return;
   float* out = o.y + (size_t)tok * o.ldy + o.out_col0 + r;
   if (kEpi == GW_ADD) {
-    if (o.split >= 0) {
-      o.partial[((size_t)o.split * o.n_tokens + tok) * o.rows + o.row0 + r] = v;
+    if (o.split) {
+      o.partial[((size_t)blockIdx.z * o.n_tokens + tok) * o.rows + o.row0 + r] = v;
     } else {
       *out += v;
     }

@@ -119,7 +119,10 @@ __device__ void gemm_wg(const LlmGemmJob& job) {
   const int wg = tid / 128, warp_in_wg = (tid / 32) % 4;
   uint8_t* base = dynamic_smem();
   uint8_t* smem = base + (((smem_addr(base) + 1023u) & ~1023u) - smem_addr(base));
-  const GwTile tile = gww_tile<kTokens>(job);
+  // The tail split serves store and swiglu products only: compiled into the
+  // add kernels, it made them 10-25% slower (8B F16 Wo and down in prefill).
+  constexpr bool kTail = kEpi != GW_ADD;
+  const GwTile tile = kTail ? gww_tile<kTokens>(job) : gw_grid_tile();
   const int tok0 = tile.x * kTokens;
   const GwRows g = gw_rows<kEpi == GW_SWIGLU>(job, tid, tile);
 
@@ -175,7 +178,9 @@ __device__ void gemm_wg(const LlmGemmJob& job) {
   wgmma_wait<0>();
   wgmma_fence_operands(acc);
   cp_async_wait<0>();
-  if (tile.tail && !gww_join_halves<kTokens>(job, tile, acc)) return;
+  if constexpr (kTail) {
+    if (tile.tail && !gww_join_halves<kTokens>(job, tile, acc)) return;
+  }
 
   // Accumulator acc[4j + i]: tile row 64*wg + 16*warp_in_wg + lane/4 (+8 for
   // i >= 2), tile token 8j + 2*(lane%4) + (i & 1).

@@ -100,7 +100,7 @@ struct LlmAttentionJob {
 // products to partial + z * n_tokens * rows ([token][row] f32), and
 // add_partials sums the splits in order into y, so results do not depend on
 // which CTA finishes first.
-// Tail split (wgmma kernels, tail_pairs > 0): the grid is one row of CTAs over
+// Tail split (wgmma store and swiglu kernels, tail_pairs > 0): the grid is one row of CTAs over
 // the tiles (token tiles fastest); the first gridDim.x - 2 * tail_pairs take a
 // tile each, the rest in pairs the two halves of the k-tiles of the last
 // tail_pairs tiles, so a last wave that would run few whole tiles runs twice as

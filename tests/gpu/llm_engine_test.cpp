@@ -431,10 +431,11 @@ TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {
 // leave the last 128- or 256-token tile partly empty; both families
 // compute the same f16/bf16 products in f32, k in the same order (on the H200
 // their logits are equal to the bit without the tail split). These small
-// models' wgmma products fill far less than a wave, so their tiles run as pairs
-// of k halves (the tail split): the sums' order differs, which moves
-// activations across rounding boundaries of f16/bf16 (BF16: 2.7e-3 measured),
-// so the paths agree within half the CPU tolerance, as a wrong tile could not.
+// models' quantized store and swiglu products fill far less than a wave, so
+// their tiles run as pairs of k halves (the tail split): the sums' order
+// differs, which moves activations across rounding boundaries of f16/bf16
+// (2.7e-3 measured once for BF16), so the paths agree within half the CPU
+// tolerance, as a wrong tile could not.
 // Elsewhere asking for wgmma is refused; a bad choice is refused everywhere.
 TEST_P(GpuLlmAttention, WgmmaPrefillAgreesWithMmaAndStepwise) {
   cpu::ThreadPool pool(cpu::default_thread_count());

@@ -235,9 +235,9 @@ std::vector<Case> cases() {
     out.push_back({f, GgmlType::Q6_K, GW_SWIGLU});
     out.push_back({f, GgmlType::BF16, GW_SWIGLU});
     out.push_back({f, GgmlType::F16, GW_SWIGLU});
-    if (f != &kMma) {
+    if (f != &kMma) {  // the tail split: wgmma store and swiglu products
       out.push_back({f, GgmlType::Q6_K, GW_STORE, 1, true});
-      out.push_back({f, GgmlType::F16, GW_ADD, 1, true});
+      out.push_back({f, GgmlType::Q8_0, GW_STORE, 1, true});
       out.push_back({f, GgmlType::Q4_K, GW_SWIGLU, 1, true});
     }
   }

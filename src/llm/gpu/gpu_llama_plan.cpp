@@ -175,10 +175,15 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
       if (static_cast<uint64_t>(d.grid[2]) * n * rows * 4 > s_->batch_partial_bytes) d.grid[2] = 1;
     }
     job.partial = s_->batch_partial;
-    if (family.wgmma_tokens != 0 && d.grid[2] == 1 && options_.prefill_tail_split) {
+    bool quantized = false;
+    for (size_t i = first; i < last; ++i) quantized = quantized || (w[i]->desc.format != kGpuF16 && w[i]->desc.format != kGpuBF16);
+    if (family.wgmma_tokens != 0 && epilogue != "add" && quantized && options_.prefill_tail_split) {
       // A last wave of whole tiles on less than half of the CTA slots: its
       // tiles as pairs of half tiles (LlmGemmJob::tail_pairs), which take half
-      // as long on twice as many SMs.
+      // as long on twice as many SMs. Each half's accumulators make a round
+      // trip through L2: against half a mainloop of dequantized tiles that is
+      // a gain, against f16/bf16 tiles copied as they are it was not (1B F16
+      // Q/K/V 6% slower). Add products split K over the grid instead.
       const uint32_t tiles = d.grid[0] * d.grid[1], slots = family.ctas_per_sm * acc_.sm_count();
       const uint32_t whole = tiles / slots * slots, tail = tiles - whole;
       const uint64_t half_bytes = 4ull * kGemmThreads * family.tokens / 2;
