@@ -71,13 +71,11 @@ struct GwRows {
   bool row_ok;
   int k_first, k_tiles;  // this CTA's k-tiles (its share of them)
   bool plain;            // f16/bf16 weights (copied as they are)
-  GwTile tile;
 };
 
 template <bool kSwiglu>
 __device__ __forceinline__ GwRows gw_rows(const LlmGemmJob& job, int tid, const GwTile& tile) {
   GwRows g;
-  g.tile = tile;
   g.seg = 0;
   g.row0 = tile.y * (kSwiglu ? LLM_GEMM_ROWS / 2 : LLM_GEMM_ROWS);
   if (!kSwiglu) {

@@ -100,11 +100,11 @@ struct LlmAttentionJob {
 // products to partial + z * n_tokens * rows ([token][row] f32), and
 // add_partials sums the splits in order into y, so results do not depend on
 // which CTA finishes first.
-// Tail split (wgmma store and swiglu kernels, tail_pairs > 0): the grid is one row of CTAs over
-// the tiles (token tiles fastest); the first gridDim.x - 2 * tail_pairs take a
-// tile each, the rest in pairs the two halves of the k-tiles of the last
-// tail_pairs tiles, so a last wave that would run few whole tiles runs twice as
-// many half tiles. Each half leaves its accumulators in tail_partial; the
+// Tail split (wgmma store and swiglu kernels, tail_pairs > 0): the grid is
+// one row of CTAs over the tiles (token tiles fastest); the first gridDim.x -
+// 2 * tail_pairs take a tile each, the rest in pairs the two halves of the
+// k-tiles of the last tail_pairs tiles, so a last wave that would run few
+// whole tiles runs twice as many half tiles. Each half leaves its accumulators in tail_partial; the
 // second to finish (tail_counts, one zeroed counter per pair, set back to zero)
 // adds first half + second half, the same sum whichever finishes first, and
 // runs the epilogue.

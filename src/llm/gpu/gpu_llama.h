@@ -46,9 +46,9 @@ struct GpuLlamaOptions {
   // "mma" (mma.sync, any GPU), or "auto": wgmma where the GPU has it, for
   // batches of more than one mma token tile (64 tokens).
   std::string prefill_gemm = "auto";
-  // wgmma products whose last wave of CTAs would be less than half full run
-  // its tiles as two halves of k each, summed before the epilogue
-  // (NVHCQ_PREFILL_TAIL_SPLIT=1|0).
+  // Quantized wgmma store and swiglu products whose last wave of CTAs would be
+  // less than half full run its tiles as two halves of k each, summed before
+  // the epilogue (NVHCQ_PREFILL_TAIL_SPLIT=1|0).
   bool prefill_tail_split = true;
   // Decode with the persistent step kernel where the GPU and the model allow
   // (true), or with one launch per fused kernel (false: today the faster).
