@@ -49,15 +49,15 @@ __device__ __forceinline__ void store_group(uint8_t* tile, int r, int first_chun
 // The tile a CTA computes: token tile x, row tile y, and share z of `shares`
 // of the k-tiles. The grid's own coordinates (x token tiles, y row tiles, z
 // split-K shares of an add product) but for the tail split of store and
-// swiglu products in llm_gemm_wgmma.cu (tail: the two shares are halves of a
-// tile, summed before the epilogue).
+// swiglu products in llm_gemm_wgmma.cu (the two shares of tail pair `pair`
+// are halves of a tile, summed before the epilogue).
 struct GwTile {
   int x, y, z, shares;
-  bool tail;
+  int pair;  // the tail pair of a half tile, or -1
 };
 
 __device__ __forceinline__ GwTile gw_grid_tile() {
-  return GwTile{(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z, (int)gridDim.z, false};
+  return GwTile{(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z, (int)gridDim.z, -1};
 }
 
 // The rows of a CTA and the one row this thread loads.
@@ -93,7 +93,7 @@ __device__ __forceinline__ GwRows gw_rows(const LlmGemmJob& job, int tid, const 
   const int k_total = g.m.cols / LLM_GEMM_K;
   g.k_first = (int)(((long long)k_total * tile.z) / tile.shares);
   g.k_tiles = (int)(((long long)k_total * (tile.z + 1)) / tile.shares) - g.k_first;
-  g.plain = g.m.format == kGpuF16 || g.m.format == kGpuBF16;
+  g.plain = llm_format_16bit(g.m.format);
   return g;
 }
 

@@ -64,13 +64,10 @@ __device__ __forceinline__ GwTile gww_tile(const LlmGemmJob& job) {
   if (job.tail_pairs == 0) return gw_grid_tile();
   const int tiles_x = (job.n_tokens + kTokens - 1) / kTokens;
   const int whole = (int)gridDim.x - 2 * job.tail_pairs;
-  int i = blockIdx.x, z = 0;
-  const bool tail = i >= whole;
-  if (tail) {
-    z = (i - whole) % 2;
-    i = whole + (i - whole) / 2;
-  }
-  return GwTile{i % tiles_x, i / tiles_x, z, tail ? 2 : 1, tail};
+  const int i = blockIdx.x;
+  if (i < whole) return GwTile{i % tiles_x, i / tiles_x, 0, 1, -1};
+  const int pair = (i - whole) / 2, tile = whole + pair;
+  return GwTile{tile % tiles_x, tile / tiles_x, (i - whole) % 2, 2, pair};
 }
 
 // A tail half's accumulators: left in tail_partial (thread-major); the second
@@ -81,16 +78,15 @@ __device__ __forceinline__ GwTile gww_tile(const LlmGemmJob& job) {
 template <int kTokens>
 __device__ __forceinline__ bool gww_join_halves(const LlmGemmJob& job, const GwTile& t, float (&acc)[kTokens / 2]) {
   __shared__ int second;
-  const int pair = (int)(blockIdx.x - (gridDim.x - 2 * job.tail_pairs)) / 2;
   auto slot = [&](int half) {
-    return (float*)job.tail_partial + ((size_t)(2 * pair + half) * LLM_GEMM_THREADS + threadIdx.x) * (kTokens / 2);
+    return (float*)job.tail_partial + ((size_t)(2 * t.pair + half) * LLM_GEMM_THREADS + threadIdx.x) * (kTokens / 2);
   };
   float4* mine = (float4*)slot(t.z);
   NVHCQ_UNROLL
   for (int i = 0; i < kTokens / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
   __syncthreads();
   if (threadIdx.x == 0) {
-    unsigned* count = (unsigned*)job.tail_counts + pair;
+    unsigned* count = (unsigned*)job.tail_counts + t.pair;
     __threadfence();
     second = atomicAdd(count, 1u) == 1u;
     if (second) {
@@ -179,7 +175,7 @@ __device__ void gemm_wg(const LlmGemmJob& job) {
   wgmma_fence_operands(acc);
   cp_async_wait<0>();
   if constexpr (kTail) {
-    if (tile.tail && !gww_join_halves<kTokens>(job, tile, acc)) return;
+    if (tile.pair >= 0 && !gww_join_halves<kTokens>(job, tile, acc)) return;
   }
 
   // Accumulator acc[4j + i]: tile row 64*wg + 16*warp_in_wg + lane/4 (+8 for

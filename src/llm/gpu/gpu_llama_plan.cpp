@@ -176,9 +176,7 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
     }
     job.partial = s_->batch_partial;
     bool quantized = false;
-    for (size_t i = first; i < last; ++i) {
-      quantized = quantized || (w[i]->desc.format != kGpuF16 && w[i]->desc.format != kGpuBF16);
-    }
+    for (size_t i = first; i < last; ++i) quantized = quantized || !llm_format_16bit(w[i]->desc.format);
     if (family.wgmma_tokens != 0 && epilogue != "add" && quantized && options_.prefill_tail_split) {
       // A last wave of whole tiles on less than half of the CTA slots: its
       // tiles as pairs of half tiles (LlmGemmJob::tail_pairs), which take half
