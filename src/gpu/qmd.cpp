@@ -1,5 +1,6 @@
 #include "gpu/qmd.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/error.h"
@@ -92,6 +93,17 @@ void Qmd::set_constant_buffer(uint32_t index, uint64_t va, uint32_t size_bytes) 
 void Qmd::set_program_address(uint64_t va) {
   set(layout_->program_address_lower, va & 0xffffffffu);
   set(layout_->program_address_upper, va >> 32);
+}
+
+void Qmd::set_program_prefetch(uint64_t va, uint64_t bytes) {
+  const auto& l = *layout_;
+  if (!l.program_prefetch_size.present()) return;
+  constexpr uint64_t kBlock = 256;
+  const uint64_t first = va / kBlock, blocks = (va + bytes + kBlock - 1) / kBlock - first;
+  const uint64_t most = (uint64_t{1} << (l.program_prefetch_size.hi - l.program_prefetch_size.lo + 1)) - 1;
+  set(l.program_prefetch_addr_lower_shifted, first & 0xffffffffu);
+  set(l.program_prefetch_addr_upper_shifted, first >> 32);
+  set(l.program_prefetch_size, std::min(blocks, most));
 }
 
 void Qmd::set_grid(uint32_t x, uint32_t y, uint32_t z) {

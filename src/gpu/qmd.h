@@ -26,6 +26,9 @@ class Qmd {
 
   void set_constant_buffer(uint32_t index, uint64_t gpu_va, uint32_t size_bytes);
   void set_program_address(uint64_t gpu_va);
+  // Has the launch prefetch `bytes` of code from `gpu_va` (rounded out to
+  // 256-byte blocks; a layout's size field caps how much).
+  void set_program_prefetch(uint64_t gpu_va, uint64_t bytes);
   void set_grid(uint32_t x, uint32_t y, uint32_t z);
   void set_block(uint32_t x, uint32_t y, uint32_t z);
   // Makes this QMD schedule `next` (a QMD at a 256-byte aligned GPU VA) when it completes.

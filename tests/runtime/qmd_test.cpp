@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "base/error.h"
@@ -38,6 +39,9 @@ std::vector<std::pair<const char*, hw::QmdField>> fields_of(const hw::QmdLayout&
       {"smem_target", l.target_sm_config_shared_mem_size},
       {"slm_low", l.shader_local_memory_low_size}, {"slm_high", l.shader_local_memory_high_size},
       {"prog_lo", l.program_address_lower}, {"prog_hi", l.program_address_upper},
+      {"prefetch_lo", l.program_prefetch_addr_lower_shifted},
+      {"prefetch_hi", l.program_prefetch_addr_upper_shifted},
+      {"prefetch_size", l.program_prefetch_size},
       {"sass", l.sass_version}, {"membar", l.cwd_membar_type},
       {"dep_ptr", l.dependent_qmd0_pointer}, {"dep_en", l.dependent_qmd0_enable},
       {"dep_act", l.dependent_qmd0_action}, {"dep_pf", l.dependent_qmd0_prefetch},
@@ -90,6 +94,30 @@ TEST(QmdLayouts, AmpereConstantBufferAddressIsPlain) {
   q.set_constant_buffer(0, 0x12345600ull, 0x170);
   EXPECT_EQ(q.get(hw::kQmdV03.cbuf_addr_lower.at(0)), 0x12345600u);
   EXPECT_EQ(q.get(hw::kQmdV03.cbuf_size_shifted4.at(0)), 0x17u);
+}
+
+// Words 42 and 43 of the QMD libcuda 580 built on an H200 for a kernel whose
+// code sits at 0x7f3bf77a0000 and which it prefetched 2,816 bytes of.
+TEST(QmdLayouts, HopperProgramPrefetchMatchesLibcuda) {
+  Qmd q(hw::kQmdV04);
+  q.set_program_prefetch(0x7f3bf77a0000ull, 2816);
+  uint32_t words[2];
+  std::memcpy(words, q.data() + 42 * 4, sizeof(words));
+  EXPECT_EQ(words[0], 0x3bf77a00u);
+  EXPECT_EQ(words[1], 0x0016007fu);
+}
+
+TEST(QmdLayouts, ProgramPrefetchCoversTheCodeInWholeBlocks) {
+  for (const hw::QmdLayout* l : {&hw::kQmdV03, &hw::kQmdV04}) {
+    Qmd q(*l);
+    q.set_program_prefetch(0x12345680ull, 0x200);  // 0x...5680 to 0x...5880: three 256-byte blocks
+    EXPECT_EQ(q.get(l->program_prefetch_addr_lower_shifted), 0x123456u);
+    EXPECT_EQ(q.get(l->program_prefetch_addr_upper_shifted), 0u);
+    EXPECT_EQ(q.get(l->program_prefetch_size), 3u);
+    q.set_program_prefetch(0x7f0000000000ull, 1ull << 20);
+    EXPECT_EQ(q.get(l->program_prefetch_addr_upper_shifted), 0x7fu);
+    EXPECT_EQ(q.get(l->program_prefetch_size), 0x1ffu) << "capped at what the field holds";
+  }
 }
 
 TEST(QmdLayouts, ChainingPointsAtTheNextQmd) {

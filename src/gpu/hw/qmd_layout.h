@@ -3,7 +3,10 @@
 // [hi:lo] over the QMD read as little-endian 32-bit words. V03 is Ampere and Ada
 // (clc6c0qmd.h), V04 is Hopper (clcbc0qmd.h); the fields Hopper's public header
 // leaves out (shared memory size and SM config) sit where Mesa NVK and the
-// Blackwell header (clcec0qmd.h V04_01) put them.
+// Blackwell header (clcec0qmd.h V04_01) put them. V04's program prefetch fields
+// are where libcuda 580 writes them on an H200: the kernel's code address >> 8
+// in word 42, then address >> 40 (17 bits) and the prefetch size in 256-byte
+// units (growing with the kernel's code) in word 43.
 
 #include <cstdint>
 
@@ -40,6 +43,10 @@ struct QmdLayout {
       target_sm_config_shared_mem_size;
   QmdField shader_local_memory_low_size, shader_local_memory_high_size;
   QmdField program_address_lower, program_address_upper;
+  // The scheduler fetches this much of the kernel's code into the instruction
+  // caches as the launch starts, instead of each SM missing its way through it.
+  QmdField program_prefetch_addr_lower_shifted, program_prefetch_addr_upper_shifted,
+      program_prefetch_size;
   QmdField sass_version, cwd_membar_type;
   QmdField dependent_qmd0_pointer, dependent_qmd0_enable, dependent_qmd0_action,
       dependent_qmd0_prefetch;
@@ -90,6 +97,9 @@ constexpr QmdLayout kQmdV03 = {
     .shader_local_memory_high_size = {1623, 1600},
     .program_address_lower = {1567, 1536},
     .program_address_upper = {1584, 1568},
+    .program_prefetch_addr_lower_shifted = {287, 256},
+    .program_prefetch_addr_upper_shifted = {1640, 1632},
+    .program_prefetch_size = {1649, 1641},
     .sass_version = {1663, 1656},
     .cwd_membar_type = {369, 368},
     .dependent_qmd0_pointer = {511, 480},
@@ -142,6 +152,9 @@ constexpr QmdLayout kQmdV04 = {
     .shader_local_memory_high_size = {567, 544},
     .program_address_lower = {1247, 1216},
     .program_address_upper = {1272, 1248},
+    .program_prefetch_addr_lower_shifted = {1375, 1344},
+    .program_prefetch_addr_upper_shifted = {1392, 1376},
+    .program_prefetch_size = {1401, 1393},
     .sass_version = {543, 536},
     .cwd_membar_type = {1137, 1136},
     .dependent_qmd0_pointer = {479, 448},
