@@ -61,11 +61,14 @@ class CudaKernel final : public gpu::Kernel {
       check(rc, ("cuModuleGetFunction " + name).c_str());
     }
     api.cuFuncGetAttribute(&max_threads_, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn_);
+    api.cuFuncGetAttribute(&static_shared_, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn_);
   }
   ~CudaKernel() override { api_.cuModuleUnload(module_); }
   const std::string& name() const override { return name_; }
   uint32_t max_threads_per_block() const override { return static_cast<uint32_t>(max_threads_); }
   CUfunction function() const { return fn_; }
+  // Shared memory the kernel declares itself (the launch adds its dynamic part).
+  uint32_t static_shared_bytes() const { return static_cast<uint32_t>(static_shared_); }
 
  private:
   const CudaApi& api_;
@@ -73,6 +76,7 @@ class CudaKernel final : public gpu::Kernel {
   CUmodule module_ = nullptr;
   CUfunction fn_ = nullptr;
   int max_threads_ = 0;
+  int static_shared_ = 0;
 };
 
 // What a graph recorded, so it can be captured again when arguments change.
@@ -255,7 +259,8 @@ class CudaAccelerator final : public gpu::Accelerator {
     std::vector<void*> params;
     params.reserve(args.count());
     for (const auto& a : args.args()) params.push_back(const_cast<uint8_t*>(a.bytes));
-    if (d.dynamic_shared_bytes > 48 * 1024) {
+    // Past 48 KiB in all, a CTA's shared memory must be opted into.
+    if (k.static_shared_bytes() + d.dynamic_shared_bytes > 48 * 1024) {
       check(api_.cuFuncSetAttribute(k.function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     static_cast<int>(d.dynamic_shared_bytes)),
             "cuFuncSetAttribute");

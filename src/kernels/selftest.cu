@@ -81,3 +81,25 @@ extern "C" __global__ void named_barrier_halves(float* out, const float* in) {
   }
   if (i == 0) out[2 * blockIdx.x + half] = part[t];
 }
+
+// Static and dynamic shared memory together: out[block] = the sum over the
+// block's threads of (a value staged in the static array) + (values staged
+// through all `dynamic_floats` of the dynamic array). The launch tests give it
+// more than 48 KiB in all, which CUDA needs opted into.
+extern "C" __global__ void shared_static_and_dynamic(float* out, unsigned dynamic_floats) {
+  __shared__ float fixed[256];
+  extern __shared__ float dynamic[];
+  const unsigned t = threadIdx.x;
+  fixed[t] = (float)t;
+  for (unsigned i = t; i < dynamic_floats; i += blockDim.x) dynamic[i] = (float)(i % 7);
+  __syncthreads();
+  float s = fixed[blockDim.x - 1 - t];
+  for (unsigned i = t; i < dynamic_floats; i += blockDim.x) s += dynamic[dynamic_floats - 1 - i];
+  fixed[t] = s;
+  __syncthreads();
+  if (t == 0) {
+    float total = 0.0f;
+    for (unsigned i = 0; i < blockDim.x; ++i) total += fixed[i];
+    out[blockIdx.x] = total;
+  }
+}

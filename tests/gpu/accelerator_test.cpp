@@ -127,6 +127,25 @@ TEST_P(AcceleratorTest, TimePointsMeasureGpuTime) {
   EXPECT_LT(ms, 1000.0);
 }
 
+// 1 KiB of static and 48 KiB of dynamic shared memory: past the 48 KiB a CTA
+// gets without opting in, though the dynamic part alone is not.
+TEST_P(AcceleratorTest, StaticAndDynamicSharedMemoryPastTheDefaultLimit) {
+  auto k = acc->load(cubin, "shared_static_and_dynamic");
+  const uint32_t blocks = 3, dynamic_floats = 48 * 1024 / 4;
+  auto out = acc->alloc(blocks * 4);
+  const std::vector<float> poison(blocks, -1.0f);
+  acc->upload(*out, 0, poison.data(), blocks * 4);
+  LaunchDims d;
+  d.grid[0] = blocks;
+  d.block[0] = 256;
+  d.dynamic_shared_bytes = dynamic_floats * 4;
+  acc->launch(*k, KernelArgs().ptr(out->va()).add(dynamic_floats), d);
+  acc->synchronize();
+  double want = 255.0 * 256 / 2;  // the static array's 0..255
+  for (uint32_t i = 0; i < dynamic_floats; ++i) want += i % 7;
+  for (float got : floats(*out, blocks)) EXPECT_EQ(got, want);
+}
+
 TEST_P(AcceleratorTest, AllocationsAreCounted) {
   uint64_t before = acc->allocated_bytes();
   {
