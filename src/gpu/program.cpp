@@ -61,8 +61,8 @@ Program::Program(Device& device, std::span<const uint8_t> cubin_bytes, const std
   q.set(l.invalidate_shader_constant_cache, 1);
   q.set_program_address(code_va());
   // As libcuda does: without it every SM misses its way through the code of a
-  // kernel whose predecessor evicted it, and prefill ran 8-26% slower than the
-  // same CUBINs on CUDA (docs/perf-notes.md).
+  // kernel whose predecessor evicted it; pp512 on the H200 was 7-21% lower, and
+  // below the same CUBINs on CUDA (docs/perf-notes.md).
   q.set_program_prefetch(code_va(), kernel_.text_size);
   q.set(l.register_count, regs);
   // A kernel using named barriers 1.. must be granted them (an id past the
