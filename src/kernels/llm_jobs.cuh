@@ -98,8 +98,9 @@ struct LlmAttentionJob {
 // rows concatenated (Q, K and V), each a whole number of GW tiles (128 rows).
 // Split-K (the add epilogue, gridDim.z > 1): split z writes its partial
 // products to partial + z * n_tokens * rows ([token][row] f32), and
-// add_partials sums the splits in order into y, so results do not depend on
-// which CTA finishes first.
+// add_partials -- or, when the RMSNorm of the residual stream follows,
+// add_splits_rmsnorm_rows (llm_step.cu) -- sums the splits in order into y, so
+// results do not depend on which CTA finishes first.
 // Tail split (wgmma store and swiglu kernels, tail_pairs > 0): the grid is
 // one row of CTAs over the tiles (token tiles fastest); the first gridDim.x -
 // 2 * tail_pairs take a tile each, the rest in pairs the two halves of the

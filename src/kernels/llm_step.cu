@@ -51,12 +51,12 @@ extern "C" __global__ void finish_step(LlmStepState* state, int32_t* history, in
   chain_signal(chain, state);
 }
 
-// Prefill: each row of x RMS-normalized and scaled by w as the CPU does, rounded
-// to f16 (bf16 when `bf16`) for the tensor-core products (block per row).
-extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows(const float* x, const float* w, uint16_t* out,
-                                                               int cols, float eps, int bf16) {
+// Prefill: row `row` (cols values) RMS-normalized and scaled by w as the CPU
+// does, rounded to f16 (bf16 when `bf16`) for the tensor-core products. Thread
+// t handles elements t, t + blockDim.x, ... in both passes.
+__device__ __forceinline__ void rmsnorm_row(const float* row, const float* w, uint16_t* out_row, int cols,
+                                            float eps, int bf16) {
   __shared__ double red[8];
-  const float* row = x + (size_t)blockIdx.x * cols;
   double ss = 0.0;
   for (int i = threadIdx.x; i < cols; i += blockDim.x) ss += (double)row[i] * (double)row[i];
   for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
@@ -65,9 +65,33 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows(const float* x, c
   double total = 0.0;
   for (int i = 0; i < (int)(blockDim.x / 32); ++i) total += red[i];
   const float scale = (float)(1.0 / sqrt(total / cols + (double)eps));
-  uint16_t* o = out + (size_t)blockIdx.x * cols;
   for (int i = threadIdx.x; i < cols; i += blockDim.x) {
     const float v = __fmul_rn(__fmul_rn(row[i], scale), w[i]);
-    o[i] = bf16 ? float_to_bf16(v) : float_to_half(v);
+    out_row[i] = bf16 ? float_to_bf16(v) : float_to_half(v);
   }
+}
+
+// Each row of x normalized (block per row).
+extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows(const float* x, const float* w, uint16_t* out,
+                                                               int cols, float eps, int bf16) {
+  rmsnorm_row(x + (size_t)blockIdx.x * cols, w, out + (size_t)blockIdx.x * cols, cols, eps, bf16);
+}
+
+// The same after the row of x (the residual stream, n_tokens rows of cols)
+// has taken the split-K partial products of the add product before it
+// (partial + z * n_tokens * cols, [token][col]), summed in split order as
+// add_partials sums them: one launch and one pass instead of two.
+extern "C" __global__ void __launch_bounds__(256) add_splits_rmsnorm_rows(float* x, const float* w, uint16_t* out,
+                                                                          int cols, float eps, int bf16,
+                                                                          const float* partial, int splits,
+                                                                          int n_tokens) {
+  float* row = x + (size_t)blockIdx.x * cols;
+  const float* p = partial + (size_t)blockIdx.x * cols;
+  const size_t split_stride = (size_t)n_tokens * cols;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+    float s = 0.0f;
+    for (int z = 0; z < splits; ++z) s += p[z * split_stride + i];
+    row[i] += s;
+  }
+  rmsnorm_row(row, w, out + (size_t)blockIdx.x * cols, cols, eps, bf16);
 }

@@ -189,9 +189,11 @@ class GpuLlama {
   void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
                   const std::string& epilogue, StepChain* chain = nullptr) const;
-  void add_gemm(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& w,
-                const std::vector<uint64_t>& biases, uint64_t x, uint64_t y, int ldy, int n,
-                const std::string& epilogue) const;
+  // Returns the split-K ways whose partial products it left in batch_partial
+  // for the next launch to add (`defer_split_sum`), or 0.
+  int add_gemm(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& w,
+               const std::vector<uint64_t>& biases, uint64_t x, uint64_t y, int ldy, int n,
+               const std::string& epilogue, bool defer_split_sum = false) const;
   std::vector<StepLaunch> prefill_launches(int n) const;
   void prefill(std::span<const int32_t> tokens);
   void write_state(int32_t token, int32_t pos);

@@ -120,9 +120,10 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
   }
 }
 
-void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
-                        const std::vector<const GpuMatrix*>& w, const std::vector<uint64_t>& biases, uint64_t x,
-                        uint64_t y, int ldy, int n, const std::string& epilogue) const {
+int GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
+                       const std::vector<const GpuMatrix*>& w, const std::vector<uint64_t>& biases, uint64_t x,
+                       uint64_t y, int ldy, int n, const std::string& epilogue, bool defer_split_sum) const {
+  int deferred = 0;
   const bool swiglu = epilogue == "swiglu";
   // The smallest token tile that takes the batch in one row of CTAs, 256 at
   // most (on the H200, 256-token tiles beat 128 at every pp512 model: fewer
@@ -198,7 +199,9 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
     }
     d.dynamic_shared_bytes = family.shared_bytes;
     out.push_back(StepLaunch{what, &kernels_.gemm(prefill_bf16_, epilogue, family.wgmma_tokens), gpu::KernelArgs().add(job), d});
-    if (d.grid[2] > 1) {
+    if (d.grid[2] > 1 && defer_split_sum) {
+      deferred = static_cast<int>(d.grid[2]);
+    } else if (d.grid[2] > 1) {
       gpu::LaunchDims rd;
       rd.block[0] = 256;
       rd.grid[0] = 2 * acc_.sm_count();
@@ -210,6 +213,7 @@ void GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
     y_at += 4ull * rows;
     first = last;
   }
+  return deferred;
 }
 
 namespace {
@@ -328,12 +332,25 @@ std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
                                .add(LlmChainLink{}).ptr(s_->state),
                            per_token});
   const uint64_t layer_kv = 2ull * c.n_head_kv * static_cast<uint64_t>(options_.context) * c.head_dim * 2;
+  // An add product into the residual stream that split K leaves its partial
+  // products for the RMSNorm after it to add (one launch and one pass over the
+  // stream fewer); the last layer's down product, followed by the logits, adds
+  // them itself.
+  int pending_splits = 0;
+  auto norm = [&](uint64_t weight) {
+    gpu::KernelArgs args = gpu::KernelArgs().ptr(s_->batch_x).ptr(weight).ptr(s_->batch_xn).add(d_model)
+                               .add(c.rms_eps).add(bf16);
+    if (pending_splits > 1) {
+      args.ptr(s_->batch_partial).add(pending_splits).add(n);
+      out.push_back(StepLaunch{"norm", &kernels_.add_splits_rmsnorm_rows(), args, per_token});
+    } else {
+      out.push_back(StepLaunch{"norm", &kernels_.rmsnorm_rows(), args, per_token});
+    }
+    pending_splits = 0;
+  };
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const GpuLayer& L = w.layers[l];
-    out.push_back(StepLaunch{"norm", &kernels_.rmsnorm_rows(),
-                             gpu::KernelArgs().ptr(s_->batch_x).ptr(L.attn_norm).ptr(s_->batch_xn).add(d_model)
-                                 .add(c.rms_eps).add(bf16),
-                             per_token});
+    norm(L.attn_norm);
     add_gemm(out, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->batch_xn, s_->batch_qkv, qkv_ld, n, "store");
 
     LlmAttentionJob aj = attention_job(c, kv_->va() + l * layer_kv, kv_->va() + l * layer_kv + layer_kv / 2,
@@ -366,13 +383,11 @@ std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
       out.push_back(StepLaunch{"attention", &kernels_.attention(), gpu::KernelArgs().add(aj), ad});
     }
 
-    add_gemm(out, "wo", {&L.wo}, {}, s_->batch_attn, s_->batch_x, d_model, n, "add");
-    out.push_back(StepLaunch{"norm", &kernels_.rmsnorm_rows(),
-                             gpu::KernelArgs().ptr(s_->batch_x).ptr(L.ffn_norm).ptr(s_->batch_xn).add(d_model)
-                                 .add(c.rms_eps).add(bf16),
-                             per_token});
+    pending_splits = add_gemm(out, "wo", {&L.wo}, {}, s_->batch_attn, s_->batch_x, d_model, n, "add", true);
+    norm(L.ffn_norm);
     add_gemm(out, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->batch_xn, s_->batch_h, ff, n, "swiglu");
-    add_gemm(out, "ffn_down", {&L.down}, {}, s_->batch_h, s_->batch_x, d_model, n, "add");
+    pending_splits = add_gemm(out, "ffn_down", {&L.down}, {}, s_->batch_h, s_->batch_x, d_model, n, "add",
+                              l + 1 < w.layers.size());
   }
   add_matvec(out, "logits", {&w.output}, {}, s_->batch_x + 4ull * (n - 1) * d_model, w.output_norm, s_->logits,
              "logits");

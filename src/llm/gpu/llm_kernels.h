@@ -36,6 +36,7 @@ class LlmKernels {
   const gpu::Kernel& finish_step() { return get("llm_step.cu", "finish_step"); }
   const gpu::Kernel& swiglu() { return get("llm_step.cu", "swiglu_f32"); }
   const gpu::Kernel& rmsnorm_rows() { return get("llm_step.cu", "rmsnorm_rows"); }
+  const gpu::Kernel& add_splits_rmsnorm_rows() { return get("llm_step.cu", "add_splits_rmsnorm_rows"); }
 
  private:
   // `arch_suffix` "a" compiles the file for the architecture-specific target
