@@ -156,9 +156,7 @@ __device__ void gemm_w(const LlmGemmJob& job) {
 extern "C" __global__ void add_partials(float* y, int ldy, const float* partial, int splits, int n_tokens, int rows) {
   const int total = n_tokens * rows;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
-    float s = 0.0f;
-    for (int z = 0; z < splits; ++z) s += partial[(size_t)z * total + i];
-    y[(size_t)(i / rows) * ldy + i % rows] += s;
+    y[(size_t)(i / rows) * ldy + i % rows] += llm_sum_splits(partial + i, (size_t)total, splits);
   }
 }
 

@@ -123,6 +123,16 @@ struct LlmGemmJob {
   uint64_t tail_counts;   // uint32 per pair
 };
 
+// The splits' partial products of one output element (p = its value in split
+// 0, split_stride = n_tokens * rows), summed in split order: the one order
+// every kernel that adds them uses, so where they are added does not change
+// the result.
+LLM_HD float llm_sum_splits(const float* p, size_t split_stride, int splits) {
+  float s = 0.0f;
+  for (int z = 0; z < splits; ++z) s += p[z * split_stride];
+  return s;
+}
+
 // The persistent decode step (llm_decode_step.cu): one launch per token whose
 // CTAs, one per SM, run the step's phases in order with a grid-wide barrier
 // between dependent ones. Phases are written once by the host

@@ -79,8 +79,8 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows(const float* x, c
 
 // The same after the row of x (the residual stream, n_tokens rows of cols)
 // has taken the split-K partial products of the add product before it
-// (partial + z * n_tokens * cols, [token][col]), summed in split order as
-// add_partials sums them: one launch and one pass instead of two.
+// (partial + z * n_tokens * cols, [token][col]), summed as add_partials sums
+// them (llm_sum_splits): one launch and one pass instead of two.
 extern "C" __global__ void __launch_bounds__(256) add_splits_rmsnorm_rows(float* x, const float* w, uint16_t* out,
                                                                           int cols, float eps, int bf16,
                                                                           const float* partial, int splits,
@@ -88,10 +88,6 @@ extern "C" __global__ void __launch_bounds__(256) add_splits_rmsnorm_rows(float*
   float* row = x + (size_t)blockIdx.x * cols;
   const float* p = partial + (size_t)blockIdx.x * cols;
   const size_t split_stride = (size_t)n_tokens * cols;
-  for (int i = threadIdx.x; i < cols; i += blockDim.x) {
-    float s = 0.0f;
-    for (int z = 0; z < splits; ++z) s += p[z * split_stride + i];
-    row[i] += s;
-  }
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) row[i] += llm_sum_splits(p + i, split_stride, splits);
   rmsnorm_row(row, w, out + (size_t)blockIdx.x * cols, cols, eps, bf16);
 }
