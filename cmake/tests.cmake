@@ -50,10 +50,11 @@ function(nvhcq_test_binary name label folder)
     PROPERTIES LABELS ${label} SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" TIMEOUT 600)
 endfunction()
 
-# The attention kernels' "#pragma unroll", compiled by the host compiler for the
+# The LLM kernels' "#pragma unroll", compiled by the host compiler for the
 # CPU emulator: GCC 12 warns about it before a file's diagnostic pragmas apply.
 set_source_files_properties(${CMAKE_SOURCE_DIR}/tests/kernels/llm_attention_emulation_test.cpp
                             ${CMAKE_SOURCE_DIR}/tests/kernels/llm_step_emulation_test.cpp
+                            ${CMAKE_SOURCE_DIR}/tests/kernels/llm_matvec_emulation_test.cpp
                             PROPERTIES COMPILE_OPTIONS -Wno-unknown-pragmas)
 
 file(GLOB NVHCQ_TEST_DIRS LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/tests/*)

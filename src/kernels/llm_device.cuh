@@ -72,6 +72,13 @@ __device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int 
     }
   }
 }
+#else
+// On the CPU emulator: plain loads, and no prefetches.
+inline uint4 load_stream16(const void* p) { return *(const uint4*)p; }
+inline uint2 load_stream8(const void* p) { return *(const uint2*)p; }
+inline uint32_t load_stream4(const void* p) { return *(const uint32_t*)p; }
+inline uint32_t load_stream2(const void* p) { return *(const uint16_t*)p; }
+inline void prefetch_rows(const LlmGpuMatrix&, int, int) {}
 #endif  // NVHCQ_KERNEL_EMULATION
 
 __device__ __forceinline__ float warp_sum(float v) {

@@ -10,6 +10,7 @@
 //   activation  q8x32 | q8k | f16 | bf16 | f32 (what the weight formats pair with)
 //   epilogue    store (y + bias) | add (out += y) | swiglu (silu(gate) * up) |
 //               logits (store y, track the argmax in the step state)
+#include "gemm_prims.cuh"
 #include "llm_chain.cuh"
 #include "llm_jobs.cuh"
 #include "llm_matvec_rows.cuh"
@@ -90,22 +91,29 @@ __device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned lo
   }
 }
 
-// K-quant gate/up products pipelined (0: every product takes rows_loop).
+// Which quantized products are pipelined, a bit mask: 1 K-quant gate/up, 2
+// other K-quant products, 4 Q4_0/Q8_0 gate/up, 8 other Q4_0/Q8_0 products.
 #ifndef MV_PIPELINE
-#define MV_PIPELINE 1
+#define MV_PIPELINE 5
+#endif
+// Groups per lane in flight in a pipelined round (the round being computed
+// holds as many again).
+#ifndef MV_PIPE_IN_FLIGHT
+#define MV_PIPE_IN_FLIGHT (MV_IN_FLIGHT / 2)
 #endif
 
-// A warp's K-quant products as one pipeline of rounds (R rows, kU groups per
-// lane each): the loads of the next round -- further along these rows, the up
-// rows after the gate rows, or the warp's next task, whatever its format -- are
-// issued before the products of this one, so a lane has loads in flight while
-// it computes. rows_loop waits for each round, then computes with nothing in
+// A warp's products of one quantized format as one pipeline of rounds (R rows,
+// kU groups per lane each): the loads of the next round -- further along these
+// rows, the up rows after the gate rows, or the warp's next task -- are issued
+// before the products of this one, so a lane has loads in flight while it
+// computes. rows_loop waits for each round, then computes with nothing in
 // flight: on 8B Q4_K_M's gate/up, a third of the time went to products no
-// load overlapped (docs/perf-notes.md). Written for every epilogue; warp_rows
-// says which launches take it.
-template <int kEpi, int R>
+// load overlapped (docs/perf-notes.md). The format is a template argument so
+// the two rounds in registers hold only what that format loads (a run-time
+// format made every group the size of the largest, and the kernel spilled).
+template <int kFormat, int kEpi, int R>
 __device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
-  constexpr int kU = mv_per_row(MV_IN_FLIGHT / 2, R);  // half in flight, half being computed
+  constexpr int kU = mv_per_row(MV_PIPE_IN_FLIGHT, R);
   constexpr int kMats = kEpi == LLM_EPI_SWIGLU ? 2 : 1;
   const int lane = threadIdx.x & 31;
   const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
@@ -137,20 +145,20 @@ __device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, u
   for (int r = 0; r < R; ++r) y[r] = u[r] = 0.0f;
   Loaded cur[R][kU];
   Step now = step_at(0);
-  load_round_k<R, kU>(now.m, now.r, groups, now.g0, groups, cur);
+  load_round<kFormat, R, kU, false>(now.m, now.r, groups, now.g0, groups, cur);
   for (int s = 0; s < steps; ++s) {
     Loaded next[R][kU];
     Step then = now;
     if (s + 1 < steps) {
       then = step_at(s + 1);
-      load_round_k<R, kU>(then.m, then.r, groups, then.g0, groups, next);
+      load_round<kFormat, R, kU, false>(then.m, then.r, groups, then.g0, groups, next);
     }
     // Into y or u directly, group after group as in rows_quant: every row's
     // sum keeps its order, so both loops give the same bits.
     if (kMats == 2 && now.mat == 1) {
-      dot_round_k<R, kU>(now.m.format, cur, a, now.g0, groups, u);
+      dot_round<kFormat, R, kU>(cur, a, now.g0, groups, u);
     } else {
-      dot_round_k<R, kU>(now.m.format, cur, a, now.g0, groups, y);
+      dot_round<kFormat, R, kU>(cur, a, now.g0, groups, y);
     }
     if (now.last) {  // the task's rows are done
 #pragma unroll
@@ -171,15 +179,45 @@ __device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, u
   }
 }
 
+// The one weight format of every matrix of the job (gate and up for swiglu,
+// every segment otherwise), or 0 where they differ.
+template <int kEpi>
+__device__ __forceinline__ int job_format(const LlmMatvecJob& job) {
+  const int f = job.m[0].format;
+  const int n = kEpi == LLM_EPI_SWIGLU ? 2 : job.segments;
+  for (int s = 1; s < n; ++s) {
+    if (segment_matrix(job, s).format != f) return 0;
+  }
+  return f;
+}
+
+template <int kAct, int kEpi>
+__device__ __forceinline__ bool mv_pipelined() {
+  const int bit = kEpi == LLM_EPI_SWIGLU ? 1 : 2;
+  if (kAct == kActQ8K) return (MV_PIPELINE & bit) != 0;
+  return kAct == kActQ8x32 && (MV_PIPELINE & (bit << 2)) != 0;
+}
+
 template <int kAct, int kEpi, int R>
 __device__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
-  // Gate/up only: pipelined, Q/K/V, Wo and down (one or two tasks a warp)
-  // were 5-8% slower on 8B Q4_K_M, with half the loads in flight per round.
-  if (MV_PIPELINE && kAct == kActQ8K && kEpi == LLM_EPI_SWIGLU) {
-    rows_loop_pipelined<kEpi, R>(job, a, best);
-  } else {
-    rows_loop<kAct, kEpi, R>(job, a, best);
+  if (mv_pipelined<kAct, kEpi>()) {
+    // Each case compiles for the activation kind its format pairs with only.
+#define MV_PIPELINED_CASE(format, act)                                               \
+  case format:                                                                        \
+    if constexpr (kAct == act) return rows_loop_pipelined<format, kEpi, R>(job, a, best); \
+    break;
+    switch (job_format<kEpi>(job)) {
+      MV_PIPELINED_CASE(kGpuQ4_K, kActQ8K)
+      MV_PIPELINED_CASE(kGpuQ5_K, kActQ8K)
+      MV_PIPELINED_CASE(kGpuQ6_K, kActQ8K)
+      MV_PIPELINED_CASE(kGpuQ4_0, kActQ8x32)
+      MV_PIPELINED_CASE(kGpuQ4_1, kActQ8x32)
+      MV_PIPELINED_CASE(kGpuQ8_0, kActQ8x32)
+      default: break;  // matrices of different formats
+    }
+#undef MV_PIPELINED_CASE
   }
+  rows_loop<kAct, kEpi, R>(job, a, best);
 }
 
 // The block's largest logit key into the step state (logits epilogue).
@@ -202,7 +240,7 @@ __device__ __forceinline__ void block_argmax(const LlmMatvecJob& job, unsigned l
 
 template <int kAct, int kEpi>
 __device__ void matvec(const LlmMatvecJob& job) {
-  extern __shared__ __align__(16) uint8_t smem[];
+  uint8_t* smem = dynamic_smem();
   __shared__ double red[MV_WARPS];
   __shared__ unsigned long long block_best[MV_WARPS];
   const int warp = threadIdx.x >> 5;

@@ -157,27 +157,6 @@ __device__ __forceinline__ void dot_round(const Loaded (&l)[R][kU], const ActVie
   }
 }
 
-// The same for a K-quant format known at run time: one branch per round, not
-// per group.
-template <int R, int kU>
-__device__ __forceinline__ void load_round_k(const LlmGpuMatrix& m, int r0, int groups, int g0, int g_end,
-                                             Loaded (&l)[R][kU]) {
-  switch (m.format) {
-    case kGpuQ4_K: load_round<kGpuQ4_K, R, kU, false>(m, r0, groups, g0, g_end, l); break;
-    case kGpuQ5_K: load_round<kGpuQ5_K, R, kU, false>(m, r0, groups, g0, g_end, l); break;
-    default: load_round<kGpuQ6_K, R, kU, false>(m, r0, groups, g0, g_end, l); break;
-  }
-}
-template <int R, int kU>
-__device__ __forceinline__ void dot_round_k(int format, const Loaded (&l)[R][kU], const ActView& a, int g0, int g_end,
-                                            float* acc) {
-  switch (format) {
-    case kGpuQ4_K: dot_round<kGpuQ4_K, R, kU>(l, a, g0, g_end, acc); break;
-    case kGpuQ5_K: dot_round<kGpuQ5_K, R, kU>(l, a, g0, g_end, acc); break;
-    default: dot_round<kGpuQ6_K, R, kU>(l, a, g0, g_end, acc); break;
-  }
-}
-
 // Rows r0 .. r0 + R - 1 of a quantized matrix over groups [g_begin, g_end):
 // this lane's partial sums.
 template <int kFormat, int R, bool kShared>

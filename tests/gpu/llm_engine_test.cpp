@@ -572,8 +572,9 @@ TEST_P(GpuLlmErrors, ProfileNamesEveryKernelClass) {
 
 // Tuning from the environment (docs/llm-gpu.md): a bad block count is refused
 // with a clear error; tuned variants (more blocks per SM, kernels built for
-// them; the quantized products without their pipeline) decode the same tokens
-// with the same logits, since every row's sum keeps its order.
+// them; the quantized products without their pipeline, or all of them with it)
+// decode the same tokens with the same logits, since every row's sum keeps its
+// order.
 TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
@@ -589,9 +590,10 @@ TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
   };
   const auto plain = decode();
   // More blocks per SM with fewer loads in flight; the quantized products
-  // without their pipeline (llm_matvec.cu).
+  // without their pipeline, and every one of them pipelined (llm_matvec.cu).
   for (const auto& [blocks, defines] : {std::pair<const char*, const char*>{"3", "MV_MIN_BLOCKS=3 MV_IN_FLIGHT=4"},
-                                        std::pair<const char*, const char*>{"2", "MV_PIPELINE=0"}}) {
+                                        std::pair<const char*, const char*>{"2", "MV_PIPELINE=0"},
+                                        std::pair<const char*, const char*>{"2", "MV_PIPELINE=15"}}) {
     ::setenv("NVHCQ_MATVEC_BLOCKS_PER_SM", blocks, 1);
     ::setenv("NVHCQ_KERNEL_DEFINES", defines, 1);
     const auto tuned = decode();

@@ -34,7 +34,7 @@ struct Fiber {
   std::vector<PendingCopy> open;                 // issued since the last commit
 };
 
-enum class Collective { kNone, kLdmatrix, kLdmatrixTrans, kMmaF16, kMmaBf16, kShflXor };
+enum class Collective { kNone, kLdmatrix, kLdmatrixTrans, kMmaF16, kMmaBf16, kShflXor, kShfl };
 
 // What the 32 lanes of a warp hand to a collective; the last lane to arrive
 // computes every lane's result.
@@ -223,6 +223,10 @@ void collective(Collective op, Deposit deposit) {
         if (w.a[l][0] != w.a[0][0]) fail("the lanes of a warp gave __shfl_xor_sync different masks");
         *w.regs[l] = w.addr[l ^ (w.a[l][0] & 31)];
       }
+      break;
+    case Collective::kShfl:
+      // addr holds each lane's value, a[lane][0] the lane it reads from.
+      for (uint32_t l = 0; l < 32; ++l) *w.regs[l] = w.addr[w.a[l][0] & 31];
       break;
     case Collective::kNone:
       break;
@@ -481,6 +485,16 @@ uint32_t shfl_xor(uint32_t value, int mask) {
   collective(Collective::kShflXor, [&](Warp& w, uint32_t lane) {
     w.addr[lane] = value;
     w.a[lane][0] = static_cast<uint32_t>(mask);
+    w.regs[lane] = &result;
+  });
+  return result;
+}
+
+uint32_t shfl(uint32_t value, int src_lane) {
+  uint32_t result = 0;
+  collective(Collective::kShfl, [&](Warp& w, uint32_t lane) {
+    w.addr[lane] = value;
+    w.a[lane][0] = static_cast<uint32_t>(src_lane);
     w.regs[lane] = &result;
   });
   return result;

@@ -22,6 +22,7 @@
 
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __grid_constant__
@@ -52,6 +53,8 @@ void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose);
 void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf16);
 // __shfl_xor_sync over the whole warp: each lane gets the value of lane ^ mask.
 uint32_t shfl_xor(uint32_t value, int mask);
+// __shfl_sync: each lane gets the value of lane src_lane.
+uint32_t shfl(uint32_t value, int src_lane);
 // Warpgroup (128 threads) wgmma: queued at issue, executed -- reading shared
 // memory then -- by the wait that retires its commit group.
 void wgmma(float* d, uint64_t desc_a, uint64_t desc_b, int n, bool bf16, bool transpose_b);
@@ -95,6 +98,25 @@ inline void __syncthreads() {
 inline float __shfl_xor_sync(unsigned, float v, int mask) {
   return ::nvhcq::cpu::bits_float(::nvhcq::emu::shfl_xor(::nvhcq::cpu::float_bits(v), mask));
 }
+inline int __shfl_xor_sync(unsigned, int v, int mask) {
+  return static_cast<int>(::nvhcq::emu::shfl_xor(static_cast<uint32_t>(v), mask));
+}
+inline float __shfl_sync(unsigned, float v, int src_lane) {
+  return ::nvhcq::cpu::bits_float(::nvhcq::emu::shfl(::nvhcq::cpu::float_bits(v), src_lane));
+}
+// 64-bit values as two 32-bit shuffles, as the hardware does them.
+inline unsigned long long __shfl_xor_sync(unsigned, unsigned long long v, int mask) {
+  const uint64_t lo = ::nvhcq::emu::shfl_xor(static_cast<uint32_t>(v), mask);
+  const uint64_t hi = ::nvhcq::emu::shfl_xor(static_cast<uint32_t>(v >> 32), mask);
+  return lo | hi << 32;
+}
+inline double __shfl_xor_sync(unsigned, double v, int mask) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  bits = __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(bits), mask);
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
 
 struct alignas(8) float2 {
   float x, y;
@@ -115,6 +137,13 @@ inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) {
 struct alignas(8) uint2 {
   uint32_t x, y;
 };
+inline uint2 make_uint2(uint32_t x, uint32_t y) {
+  return uint2{x, y};
+}
+// Round to nearest, ties to even (the default rounding mode).
+inline int __float2int_rn(float f) {
+  return static_cast<int>(std::nearbyint(f));
+}
 inline uint32_t __float_as_uint(float f) {
   return ::nvhcq::cpu::float_bits(f);
 }
@@ -151,10 +180,21 @@ template <class T>
 inline T __ldcg(const T* p) {
   return *p;
 }
+template <class T>
+inline T __ldg(const T* p) {
+  return *p;
+}
 inline void __threadfence() {}
 inline unsigned atomicAdd(unsigned* p, unsigned v) {
   const unsigned old = *p;
   *p = old + v;
+  return old;
+}
+// (uint64_t is unsigned long here, unsigned long long under NVRTC.)
+template <class T>
+inline T atomicMax(T* p, unsigned long long v) {
+  const T old = *p;
+  *p = old > v ? old : static_cast<T>(v);
   return old;
 }
 

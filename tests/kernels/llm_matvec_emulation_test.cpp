@@ -1,0 +1,284 @@
+// The decode matrix-vector kernels (kernels/llm_matvec.cu) on the CPU warp
+// emulator, built with every quantized product pipelined (MV_PIPELINE 15), so
+// that the pipeline's bookkeeping -- rounds of a row, the up rows after the gate
+// rows, a warp's next task, segments, a last round of fewer groups -- is checked
+// without a GPU. Each product must equal the CPU's dot product of the same
+// weight row with the activations quantized as the CPU quantizes them, up to
+// the order of float sums. Matrices whose formats differ take the plain loop.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/emulation/emulation_skip.h"
+#include "llm/gpu/weight_repack.h"
+#include "llm/quant/quant_registry.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+// Loads in flight are written and read under the same bounds test, which the
+// host compiler does not see.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define NVHCQ_KERNEL_EMULATION 1
+#define MV_PIPELINE 15
+#include "kernels/llm_matvec.cu"
+#pragma GCC diagnostic pop
+
+namespace nvhcq::llm {
+namespace {
+
+// 17 super-blocks, 136 groups: with one row a warp, two rounds of 128 and 8
+// groups per lane; with four, five rounds, the last of 8.
+constexpr int kCols = 4352;
+constexpr int kBlocks = 2;    // 16 warps
+constexpr int kTasks = 37;    // 2 or 3 tasks a warp, rows_per_warp rows each
+constexpr float kGuard = -1234.5f;
+
+std::vector<float> random_vector(size_t n, float scale, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng) * scale;
+  return v;
+}
+
+// A rows x kCols matrix of `type`: its GGUF rows and their GPU repacking.
+struct Matrix {
+  GgmlType type;
+  int rows;
+  std::vector<uint8_t> gguf;
+  std::vector<uint8_t> arrays[kGpuArrayCount];
+  LlmGpuMatrix desc{};
+
+  Matrix(GgmlType t, int n_rows, std::mt19937& rng) : type(t), rows(n_rows) {
+    const QuantOps& ops = quant_ops(type);
+    const std::vector<float> values = random_vector(static_cast<size_t>(rows) * kCols, 0.05f, rng);
+    gguf.resize(ops.row_bytes(kCols) * rows);
+    for (int r = 0; r < rows; ++r) {
+      quantize_row(type, values.data() + static_cast<size_t>(r) * kCols, gguf.data() + r * ops.row_bytes(kCols),
+                   kCols);
+    }
+    const GpuMatrixLayout layout = gpu_matrix_layout(type, rows, kCols);
+    RepackTarget target;
+    for (int a = 0; a < kGpuArrayCount; ++a) {
+      arrays[a].assign(layout.array_bytes(static_cast<GpuArray>(a), rows), 0xA5);
+      target.array[a] = layout.row_bytes[a] ? arrays[a].data() : nullptr;
+    }
+    repack_rows(type, layout, gguf.data(), rows, target);
+    uint64_t* addr[kGpuArrayCount] = {&desc.qs, &desc.qh, &desc.scales, &desc.super};
+    for (int a = 0; a < kGpuArrayCount; ++a) *addr[a] = reinterpret_cast<uint64_t>(arrays[a].data());
+    desc.format = layout.format;
+    desc.rows = rows;
+    desc.cols = kCols;
+  }
+
+  // The CPU's product of row r with activations x (quantized as the CPU does),
+  // and the sum of the magnitudes of its terms (the scale of rounding errors).
+  std::pair<double, double> dot(int r, const std::vector<float>& x) const {
+    const QuantOps& ops = quant_ops(type);
+    const QuantOps& act = quant_ops(ops.vec_dot_type);
+    std::vector<uint8_t> xq(act.row_bytes(kCols));
+    act.from_float(x.data(), xq.data(), kCols);
+    const uint8_t* row = gguf.data() + r * ops.row_bytes(kCols);
+    std::vector<float> w(kCols);
+    ops.to_float(row, w.data(), kCols);
+    double magnitude = 0.0;
+    for (int i = 0; i < kCols; ++i) magnitude += std::fabs(static_cast<double>(w[i]) * x[i]);
+    return {ops.vec_dot_scalar(row, xq.data(), kCols), magnitude};
+  }
+};
+
+// The input as the kernel normalizes it: (x * scale) * w, each product rounded.
+std::vector<float> normalized(const std::vector<float>& x, const std::vector<float>& w, float eps) {
+  double ss = 0.0;
+  for (float v : x) ss += static_cast<double>(v) * v;
+  const float scale = static_cast<float>(1.0 / std::sqrt(ss / kCols + static_cast<double>(eps)));
+  std::vector<float> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    volatile float xs = x[i] * scale;
+    volatile float xw = xs * w[i];
+    out[i] = xw;
+  }
+  return out;
+}
+
+template <int kAct, int kEpi>
+std::string run_kernel(const LlmMatvecJob& job) {
+  emu::LaunchConfig cfg;
+  cfg.grid = emu::Dim3{kBlocks, 1, 1};
+  cfg.block = emu::Dim3{MV_THREADS, 1, 1};
+  cfg.shared_bytes = llm_act_smem_bytes(kAct, job.cols);
+  return emu::launch(cfg, [&] { matvec<kAct, kEpi>(job); });
+}
+
+template <int kEpi>
+std::string run(int act, const LlmMatvecJob& job) {
+  switch (act) {
+    case kActQ8x32: return run_kernel<kActQ8x32, kEpi>(job);
+    case kActQ8K: return run_kernel<kActQ8K, kEpi>(job);
+    case kActF16: return run_kernel<kActF16, kEpi>(job);
+    default: return "no kernel for this activation kind";
+  }
+}
+
+struct MatvecCase {
+  std::vector<GgmlType> types;  // one per segment (swiglu: gate and up)
+  int rows_per_warp;
+};
+
+std::string case_name(const MatvecCase& c) {
+  std::string name;
+  for (GgmlType t : c.types) name += std::string(traits(t).name) + "_";
+  return name + "r" + std::to_string(c.rows_per_warp);
+}
+
+void PrintTo(const MatvecCase& c, std::ostream* os) { *os << case_name(c); }
+
+class LlmMatvecEmulation : public ::testing::TestWithParam<MatvecCase> {
+ protected:
+  LlmMatvecJob job_template(const std::vector<std::unique_ptr<Matrix>>& mats, const std::vector<float>& x,
+                            std::vector<float>& out, LlmStepState& state) const {
+    LlmMatvecJob job{};
+    job.segments = static_cast<int32_t>(mats.size());
+    for (size_t s = 0; s < mats.size(); ++s) job.m[s] = mats[s]->desc;
+    job.cols = kCols;
+    job.in = reinterpret_cast<uint64_t>(x.data());
+    job.out = reinterpret_cast<uint64_t>(out.data() + 1);
+    job.state = reinterpret_cast<uint64_t>(&state);
+    job.eps = 1e-5f;
+    job.rows_per_warp = GetParam().rows_per_warp;
+    return job;
+  }
+};
+
+// Store with a bias per segment, and add into what the output held.
+TEST_P(LlmMatvecEmulation, StoreAndAddMatchTheCpuDotProducts) {
+  SKIP_WITHOUT_FIBERS();
+  const MatvecCase& c = GetParam();
+  std::mt19937 rng(11);
+  const int R = c.rows_per_warp;
+  // Segments of R x {25, 7, 5} rows: the warps' tasks cross segment boundaries.
+  const int seg_tasks[3] = {kTasks - 12, 7, 5};
+  std::vector<std::unique_ptr<Matrix>> mats;
+  int rows = 0;
+  for (size_t s = 0; s < c.types.size(); ++s) {
+    const int n = R * (c.types.size() == 1 ? kTasks : seg_tasks[s]);
+    mats.push_back(std::make_unique<Matrix>(c.types[s], n, rng));
+    rows += n;
+  }
+  const std::vector<float> x = random_vector(kCols, 1.0f, rng);
+  std::vector<std::vector<float>> bias;
+  for (const auto& m : mats) bias.push_back(random_vector(static_cast<size_t>(m->rows), 1.0f, rng));
+  const std::vector<float> base = random_vector(static_cast<size_t>(rows), 1.0f, rng);
+  const int act = llm_act_kind(mats[0]->desc.format);
+
+  for (const bool add : {false, true}) {
+    std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
+    out.front() = out.back() = kGuard;
+    if (add) std::copy(base.begin(), base.end(), out.begin() + 1);
+    LlmStepState state{};
+    LlmMatvecJob job = job_template(mats, x, out, state);
+    job.rows = rows;
+    if (!add) {
+      for (size_t s = 0; s < mats.size(); ++s) job.bias[s] = reinterpret_cast<uint64_t>(bias[s].data());
+    }
+    ASSERT_EQ(add ? run<LLM_EPI_ADD>(act, job) : run<LLM_EPI_STORE>(act, job), "");
+    EXPECT_EQ(out.front(), kGuard);
+    EXPECT_EQ(out.back(), kGuard);
+    int row = 0;
+    for (size_t s = 0; s < mats.size(); ++s) {
+      for (int r = 0; r < mats[s]->rows; ++r, ++row) {
+        const auto [cpu, magnitude] = mats[s]->dot(r, x);
+        const double want = cpu + (add ? base[row] : bias[s][r]);
+        ASSERT_NEAR(out[row + 1], want, 2e-5 * magnitude + 1e-5 * std::fabs(want))
+            << (add ? "add" : "store") << ", segment " << s << " row " << r;
+      }
+    }
+  }
+}
+
+// SwiGLU of gate and up rows (with the input RMS-normalized first), and the
+// logits with their argmax.
+TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
+  SKIP_WITHOUT_FIBERS();
+  const MatvecCase& c = GetParam();
+  std::mt19937 rng(12);
+  const int rows = c.rows_per_warp * kTasks;
+  auto gate = std::make_unique<Matrix>(c.types.front(), rows, rng);
+  auto up = std::make_unique<Matrix>(c.types.back(), rows, rng);
+  const std::vector<float> x = random_vector(kCols, 3.0f, rng);
+  std::vector<float> norm = random_vector(kCols, 1.0f, rng);
+  for (float& w : norm) w = 1.0f + 0.25f * w;
+  const int act = llm_act_kind(gate->desc.format);
+  {
+    std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
+    out.front() = out.back() = kGuard;
+    LlmStepState state{};
+    std::vector<std::unique_ptr<Matrix>> mats;
+    mats.push_back(std::move(gate));
+    mats.push_back(std::move(up));
+    LlmMatvecJob job = job_template(mats, x, out, state);
+    job.rows = rows;
+    job.norm = reinterpret_cast<uint64_t>(norm.data());
+    ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job), "");
+    EXPECT_EQ(out.front(), kGuard);
+    EXPECT_EQ(out.back(), kGuard);
+    const std::vector<float> xn = normalized(x, norm, job.eps);
+    for (int r = 0; r < rows; ++r) {
+      const auto [g, mag_g] = mats[0]->dot(r, xn);
+      const auto [u, mag_u] = mats[1]->dot(r, xn);
+      const double sig = 1.0 / (1.0 + std::exp(-g)), silu = g * sig;
+      const double want = silu * u;
+      // d silu / dg is at most 1.1 in magnitude.
+      const double tol = 2e-5 * (1.1 * mag_g * std::fabs(u) + std::fabs(silu) * mag_u) + 1e-5 * std::fabs(want);
+      ASSERT_NEAR(out[r + 1], want, tol) << "row " << r;
+    }
+    gate = std::move(mats[0]);
+  }
+  {
+    std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
+    out.front() = out.back() = kGuard;
+    LlmStepState state{};
+    std::vector<std::unique_ptr<Matrix>> mats;
+    mats.push_back(std::move(gate));
+    LlmMatvecJob job = job_template(mats, x, out, state);
+    job.rows = rows;
+    ASSERT_EQ(run<LLM_EPI_LOGITS>(act, job), "");
+    unsigned long long best = 0;
+    for (int r = 0; r < rows; ++r) {
+      const auto [cpu, magnitude] = mats[0]->dot(r, x);
+      ASSERT_NEAR(out[r + 1], cpu, 2e-5 * magnitude + 1e-5 * std::fabs(cpu)) << "logit " << r;
+      const unsigned long long key = argmax_key(out[r + 1], r);
+      best = key > best ? key : best;
+    }
+    EXPECT_EQ(state.argmax, best) << "the argmax of the logits written";
+  }
+}
+
+std::vector<MatvecCase> cases() {
+  std::vector<MatvecCase> out;
+  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q4_1,
+                     GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::F16}) {
+    for (int r : {1, 2, 4}) out.push_back(MatvecCase{{t}, r});
+  }
+  // Segments of one format (pipelined) and of several (the plain loop).
+  out.push_back(MatvecCase{{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q4_K}, 1});
+  out.push_back(MatvecCase{{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K}, 2});
+  out.push_back(MatvecCase{{GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q8_0}, 4});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, LlmMatvecEmulation, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return case_name(info.param); });
+
+}  // namespace
+}  // namespace nvhcq::llm
