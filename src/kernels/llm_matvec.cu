@@ -10,7 +10,7 @@
 //   activation  q8x32 | q8k | f16 | bf16 | f32 (what the weight formats pair with)
 //   epilogue    store (y + bias) | add (out += y) | swiglu (silu(gate) * up) |
 //               logits (store y, track the argmax in the step state)
-#include "gemm_prims.cuh"
+#include "gemm_prims.cuh"  // dynamic_smem
 #include "llm_chain.cuh"
 #include "llm_jobs.cuh"
 #include "llm_matvec_rows.cuh"
@@ -92,7 +92,10 @@ __device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned lo
 }
 
 // Which quantized products are pipelined, a bit mask: 1 K-quant gate/up, 2
-// other K-quant products, 4 Q4_0/Q8_0 gate/up, 8 other Q4_0/Q8_0 products.
+// other K-quant products, 4 Q4_0/Q4_1/Q8_0 gate/up, 8 their other products.
+// The shorter products (one or two tasks a warp) were slower pipelined, with
+// half the loads in flight per round (docs/perf-notes.md); Q5_0 and Q5_1 always
+// take the plain loop (pipelined, the kernel spilled).
 #ifndef MV_PIPELINE
 #define MV_PIPELINE 5
 #endif
@@ -213,7 +216,7 @@ __device__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned lo
       MV_PIPELINED_CASE(kGpuQ4_0, kActQ8x32)
       MV_PIPELINED_CASE(kGpuQ4_1, kActQ8x32)
       MV_PIPELINED_CASE(kGpuQ8_0, kActQ8x32)
-      default: break;  // matrices of different formats
+      default: break;  // matrices of different formats, Q5_0, Q5_1
     }
 #undef MV_PIPELINED_CASE
   }
