@@ -145,7 +145,7 @@ void PrintTo(const MatvecCase& c, std::ostream* os) { *os << case_name(c); }
 
 class LlmMatvecEmulation : public ::testing::TestWithParam<MatvecCase> {
  protected:
-  LlmMatvecJob job_template(const std::vector<std::unique_ptr<Matrix>>& mats, const std::vector<float>& x,
+  LlmMatvecJob job_template(const std::vector<const Matrix*>& mats, const std::vector<float>& x,
                             std::vector<float>& out, LlmStepState& state) const {
     LlmMatvecJob job{};
     job.segments = static_cast<int32_t>(mats.size());
@@ -186,7 +186,9 @@ TEST_P(LlmMatvecEmulation, StoreAndAddMatchTheCpuDotProducts) {
     out.front() = out.back() = kGuard;
     if (add) std::copy(base.begin(), base.end(), out.begin() + 1);
     LlmStepState state{};
-    LlmMatvecJob job = job_template(mats, x, out, state);
+    std::vector<const Matrix*> segments;
+    for (const auto& m : mats) segments.push_back(m.get());
+    LlmMatvecJob job = job_template(segments, x, out, state);
     job.rows = rows;
     if (!add) {
       for (size_t s = 0; s < mats.size(); ++s) job.bias[s] = reinterpret_cast<uint64_t>(bias[s].data());
@@ -223,10 +225,7 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
     std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
     out.front() = out.back() = kGuard;
     LlmStepState state{};
-    std::vector<std::unique_ptr<Matrix>> mats;
-    mats.push_back(std::move(gate));
-    mats.push_back(std::move(up));
-    LlmMatvecJob job = job_template(mats, x, out, state);
+    LlmMatvecJob job = job_template({gate.get(), up.get()}, x, out, state);
     job.rows = rows;
     job.norm = reinterpret_cast<uint64_t>(norm.data());
     ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job), "");
@@ -234,28 +233,25 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
     EXPECT_EQ(out.back(), kGuard);
     const std::vector<float> xn = normalized(x, norm, job.eps);
     for (int r = 0; r < rows; ++r) {
-      const auto [g, mag_g] = mats[0]->dot(r, xn);
-      const auto [u, mag_u] = mats[1]->dot(r, xn);
+      const auto [g, mag_g] = gate->dot(r, xn);
+      const auto [u, mag_u] = up->dot(r, xn);
       const double sig = 1.0 / (1.0 + std::exp(-g)), silu = g * sig;
       const double want = silu * u;
       // d silu / dg is at most 1.1 in magnitude.
       const double tol = 2e-5 * (1.1 * mag_g * std::fabs(u) + std::fabs(silu) * mag_u) + 1e-5 * std::fabs(want);
       ASSERT_NEAR(out[r + 1], want, tol) << "row " << r;
     }
-    gate = std::move(mats[0]);
   }
   {
     std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
     out.front() = out.back() = kGuard;
     LlmStepState state{};
-    std::vector<std::unique_ptr<Matrix>> mats;
-    mats.push_back(std::move(gate));
-    LlmMatvecJob job = job_template(mats, x, out, state);
+    LlmMatvecJob job = job_template({gate.get()}, x, out, state);
     job.rows = rows;
     ASSERT_EQ(run<LLM_EPI_LOGITS>(act, job), "");
     unsigned long long best = 0;
     for (int r = 0; r < rows; ++r) {
-      const auto [cpu, magnitude] = mats[0]->dot(r, x);
+      const auto [cpu, magnitude] = gate->dot(r, x);
       ASSERT_NEAR(out[r + 1], cpu, 2e-5 * magnitude + 1e-5 * std::fabs(cpu)) << "logit " << r;
       const unsigned long long key = argmax_key(out[r + 1], r);
       best = key > best ? key : best;

@@ -480,25 +480,23 @@ void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose) {
              });
 }
 
-uint32_t shfl_xor(uint32_t value, int mask) {
+namespace {
+// A shuffle: each lane hands its value and the operand (xor mask or source
+// lane) that kShflXor / kShfl read.
+uint32_t shuffle(Collective op, uint32_t value, int operand) {
   uint32_t result = 0;
-  collective(Collective::kShflXor, [&](Warp& w, uint32_t lane) {
+  collective(op, [&](Warp& w, uint32_t lane) {
     w.addr[lane] = value;
-    w.a[lane][0] = static_cast<uint32_t>(mask);
+    w.a[lane][0] = static_cast<uint32_t>(operand);
     w.regs[lane] = &result;
   });
   return result;
 }
+}  // namespace
 
-uint32_t shfl(uint32_t value, int src_lane) {
-  uint32_t result = 0;
-  collective(Collective::kShfl, [&](Warp& w, uint32_t lane) {
-    w.addr[lane] = value;
-    w.a[lane][0] = static_cast<uint32_t>(src_lane);
-    w.regs[lane] = &result;
-  });
-  return result;
-}
+uint32_t shfl_xor(uint32_t value, int mask) { return shuffle(Collective::kShflXor, value, mask); }
+
+uint32_t shfl(uint32_t value, int src_lane) { return shuffle(Collective::kShfl, value, src_lane); }
 
 void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], bool bf16) {
   collective(bf16 ? Collective::kMmaBf16 : Collective::kMmaF16, [&](Warp& w, uint32_t lane) {
