@@ -38,6 +38,10 @@ struct LlmChainLink {
 
 // Kernels take their job by value (a __grid_constant__ parameter, read from
 // the constant bank) so that no kernel starts with a dependent memory load.
+// Device functions take it by reference only where the compiler inlines them
+// (as it does every helper that does so today): a reference that survives into
+// a real call is a generic address of the kernel parameter, and on nv reads
+// through one faulted (an MMU fault at 0x0; docs/perf-notes.md).
 //
 // One matrix-vector product (or up to LLM_MAX_SEGMENTS sharing an input):
 //   a   = norm ? rmsnorm(in) * norm : in         (cols values)
