@@ -6,6 +6,7 @@
 
 extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_constant__ LlmAttentionJob job) {
   __shared__ __align__(16) AttentionShared sh;
+  prefetch_kv(job, blockIdx.x, blockIdx.y);
   chain_wait(job.chain, (const LlmStepState*)job.state);
   attention_unit<AT_MAX_GQA, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z);
   chain_signal(job.chain, (LlmStepState*)job.state);
@@ -17,6 +18,7 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
 // and spilled once the chain wait and signal were in.)
 extern "C" __global__ void __launch_bounds__(AT_THREADS, 3) attention_head(const __grid_constant__ LlmAttentionJob job) {
   __shared__ __align__(16) AttentionShared sh;
+  prefetch_kv(job, blockIdx.x, blockIdx.y);
   chain_wait(job.chain, (const LlmStepState*)job.state);
   attention_unit<1, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z);
   chain_signal(job.chain, (LlmStepState*)job.state);

@@ -170,6 +170,48 @@ __device__ __forceinline__ void store_attention_out(const LlmAttentionJob& job, 
   }
 }
 
+// The positions [t0, t1) that split `split` of a unit attends to, of the
+// `active` splits that the token at `pos` (state->pos + token) needs.
+struct AttentionSpan {
+  int pos, active, t0, t1;
+};
+__device__ __forceinline__ AttentionSpan attention_span(const LlmAttentionJob& job, int split, int token) {
+  AttentionSpan s;
+  s.pos = ((const LlmStepState*)job.state)->pos + token;
+  const int n_pos = s.pos + 1;
+  s.active = min(job.splits, (n_pos + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
+  const int chunk = (n_pos + s.active - 1) / s.active;
+  s.t0 = split * chunk;
+  s.t1 = min(n_pos, s.t0 + chunk);
+  return s;
+}
+
+// Decode, self-ordered: the block's cached keys and values (up to
+// AT_PREFETCH_POSITIONS of them) asked of L2 before the block waits for the
+// launches ahead. They do not depend on those launches, and the weights
+// streamed since this layer's last token have evicted them. (A position read
+// before the wait may be a step old; then the wrong rows arrive early, and
+// nothing else changes.) In stream order there is no wait to hide behind, and
+// reading the position first only delays the block.
+#ifndef AT_PREFETCH_POSITIONS
+#define AT_PREFETCH_POSITIONS 256
+#endif
+__device__ __forceinline__ void prefetch_kv(const LlmAttentionJob& job, int unit, int split) {
+  if (!job.append || !job.chain.chained || AT_PREFETCH_POSITIONS == 0) return;
+  const AttentionSpan span = attention_span(job, split, 0);
+  if (split >= span.active) return;
+  const int kvh = unit / (job.n_head / job.n_kv / job.heads_per_block);
+  const size_t row_bytes = 2 * (size_t)job.head_dim;
+  const size_t head_base = (size_t)kvh * job.capacity * row_bytes;
+  const int end = min(min(span.t1, span.pos), span.t0 + AT_PREFETCH_POSITIONS);
+  for (int t = span.t0 + threadIdx.x; t < end; t += AT_THREADS) {
+    for (size_t off = 0; off < row_bytes; off += 128) {
+      prefetch_l2((const char*)job.k_cache + head_base + t * row_bytes + off);
+      prefetch_l2((const char*)job.v_cache + head_base + t * row_bytes + off);
+    }
+  }
+}
+
 // Block (unit, split, token) of AT_THREADS threads (threadIdx.x below
 // AT_THREADS) that meet at Sync. kDpl: head dimensions per lane (head_dim / 32);
 // kHeads: the most query heads a block of this instantiation holds.
@@ -186,13 +228,9 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
   const int hd = job.head_dim, heads = job.heads_per_block, n_out = heads * hd;
   const int units_per_kv = job.n_head / job.n_kv / heads;
   const int kvh = unit / units_per_kv, first_q = kvh * (job.n_head / job.n_kv) + (unit % units_per_kv) * heads;
-  const int pos = ((const LlmStepState*)job.state)->pos + token;
-  const int n_pos = pos + 1;
-  const int active = min(job.splits, (n_pos + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
+  const AttentionSpan span = attention_span(job, split, token);
+  const int pos = span.pos, active = span.active, t0 = span.t0, t1 = span.t1;
   if (split >= active) return;
-  const int chunk = (n_pos + active - 1) / active;
-  const int t0 = split * chunk;
-  const int t1 = min(n_pos, t0 + chunk);
   const float* qkv = (const float*)job.qkv + (size_t)token * job.qkv_stride;
 
   // Queries of this unit's query heads, rotated.

@@ -72,6 +72,7 @@ __device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int 
     }
   }
 }
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 #else
 // On the CPU emulator: plain loads, and no prefetches.
 inline uint4 load_stream16(const void* p) { return *(const uint4*)p; }
@@ -79,6 +80,7 @@ inline uint2 load_stream8(const void* p) { return *(const uint2*)p; }
 inline uint32_t load_stream4(const void* p) { return *(const uint32_t*)p; }
 inline uint32_t load_stream2(const void* p) { return *(const uint16_t*)p; }
 inline void prefetch_rows(const LlmGpuMatrix&, int, int) {}
+inline void prefetch_l2(const void*) {}
 #endif  // NVHCQ_KERNEL_EMULATION
 
 __device__ __forceinline__ float warp_sum(float v) {

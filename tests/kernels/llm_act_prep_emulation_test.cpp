@@ -1,0 +1,189 @@
+// The activation preparation of the decode products (kernels/llm_act_prep.cuh)
+// on the CPU warp emulator: the input, RMS-normalized or not, quantized into
+// shared memory exactly as the CPU quantizes it (ggml's Q8_1 / Q8_K, f16, bf16,
+// f32), for short and long vectors (a block's threads take one to nine chunks
+// each, the last pass partial), with 256 threads (the matrix-vector kernels)
+// and 480 (the persistent step).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/half.h"
+#include "kernels/emulation/emulation_skip.h"
+#include "llm/quant/blocks.h"
+#include "llm/quant/quant_rows.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define NVHCQ_KERNEL_EMULATION 1
+#include "kernels/gemm_prims.cuh"
+#include "kernels/llm_act_prep.cuh"
+#include "kernels/llm_jobs.cuh"
+#pragma GCC diagnostic pop
+
+namespace nvhcq::llm {
+namespace {
+
+constexpr float kEps = 1e-5f;
+
+struct PrepCase {
+  int kind;
+  int threads;
+  int cols;
+  bool norm;
+};
+
+std::string case_name(const PrepCase& c) {
+  static const char* const kinds[] = {"q8x32", "q8k", "f16", "bf16", "f32"};
+  return std::string(kinds[c.kind]) + "_t" + std::to_string(c.threads) + "_c" + std::to_string(c.cols) +
+         (c.norm ? "_norm" : "");
+}
+
+void PrintTo(const PrepCase& c, std::ostream* os) { *os << case_name(c); }
+
+// The input as the kernels normalize it: (x * scale) * w, each product rounded.
+std::vector<float> normalized(const std::vector<float>& x, const std::vector<float>& w) {
+  double ss = 0.0;
+  for (float v : x) ss += static_cast<double>(v) * v;
+  const float scale = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(x.size()) + kEps));
+  std::vector<float> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    volatile float xs = x[i] * scale;
+    volatile float xw = xs * w[i];
+    out[i] = xw;
+  }
+  return out;
+}
+
+// The view `v` of shared memory at `base` moved onto the copy at `copy`.
+ActView moved(const ActView& v, const uint8_t* base, const uint8_t* copy) {
+  auto at = [&](const void* p) { return p ? copy + (static_cast<const uint8_t*>(p) - base) : nullptr; };
+  ActView m{};
+  m.q = reinterpret_cast<const int8_t*>(at(v.q));
+  m.d = reinterpret_cast<const float*>(at(v.d));
+  m.s = reinterpret_cast<const float*>(at(v.s));
+  m.sum = reinterpret_cast<const int*>(at(v.sum));
+  m.h = reinterpret_cast<const uint16_t*>(at(v.h));
+  m.f = reinterpret_cast<const float*>(at(v.f));
+  return m;
+}
+
+// Runs the preparation; its shared memory is copied into `smem` and `view` points into that copy.
+template <int kAct, int kThreads>
+std::string prepare(const PrepCase& c, const float* x, const float* norm, std::vector<uint8_t>& smem,
+                    ActView& view) {
+  emu::LaunchConfig cfg;
+  cfg.grid = emu::Dim3{1, 1, 1};
+  cfg.block = emu::Dim3{kThreads, 1, 1};
+  cfg.shared_bytes = llm_act_smem_bytes(kAct, c.cols);
+  return emu::launch(cfg, [&] {
+    __shared__ double red[kThreads / 32];
+    uint8_t* s = dynamic_smem();
+    const ActView v = prepare_activations<kAct, kThreads>(x, norm, kEps, c.cols, s, red);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      std::memcpy(smem.data(), s, smem.size());
+      view = moved(v, s, smem.data());
+    }
+  });
+}
+
+template <int kThreads>
+std::string prepare_kind(const PrepCase& c, const float* x, const float* norm, std::vector<uint8_t>& smem,
+                         ActView& view) {
+  switch (c.kind) {
+    case kActQ8x32: return prepare<kActQ8x32, kThreads>(c, x, norm, smem, view);
+    case kActQ8K: return prepare<kActQ8K, kThreads>(c, x, norm, smem, view);
+    case kActF16: return prepare<kActF16, kThreads>(c, x, norm, smem, view);
+    case kActBF16: return prepare<kActBF16, kThreads>(c, x, norm, smem, view);
+    default: return prepare<kActF32, kThreads>(c, x, norm, smem, view);
+  }
+}
+
+class LlmActPrepEmulation : public ::testing::TestWithParam<PrepCase> {};
+
+TEST_P(LlmActPrepEmulation, QuantizesAsTheCpuDoes) {
+  SKIP_WITHOUT_FIBERS();
+  const PrepCase c = GetParam();
+  std::mt19937 rng(static_cast<uint32_t>(c.cols + c.kind));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(c.cols)), w(x.size());
+  for (float& v : x) v = 3.0f * normal(rng);
+  for (float& v : w) v = 1.0f + 0.25f * normal(rng);
+  // One all-zero super-block (Q8_K's special case) in the middle.
+  std::fill(x.begin() + 256, x.begin() + 512, 0.0f);
+
+  std::vector<uint8_t> smem(llm_act_smem_bytes(c.kind, c.cols), 0xA5);
+  ActView v{};
+  const float* norm = c.norm ? w.data() : nullptr;
+  const std::string error = c.threads == 256 ? prepare_kind<256>(c, x.data(), norm, smem, v)
+                                             : prepare_kind<480>(c, x.data(), norm, smem, v);
+  ASSERT_EQ(error, "");
+  const std::vector<float> a = c.norm ? normalized(x, w) : x;
+  const int n = c.cols;
+  if (c.kind == kActQ8x32) {
+    std::vector<BlockQ8_1> want(static_cast<size_t>(n / LLM_GROUP));
+    quantize_row_q8_1(a.data(), want.data(), n);
+    for (int g = 0; g < n / LLM_GROUP; ++g) {
+      int sum = 0;
+      for (int i = 0; i < LLM_GROUP; ++i) {
+        ASSERT_EQ(v.q[g * LLM_GROUP + i], want[g].qs[i]) << "group " << g << " value " << i;
+        sum += want[g].qs[i];
+      }
+      EXPECT_EQ(v.d[g], cpu::half_to_float(want[g].d)) << "group " << g;
+      EXPECT_EQ(v.s[g], cpu::half_to_float(want[g].s)) << "group " << g;
+      EXPECT_EQ(v.sum[g], sum) << "group " << g;
+    }
+  } else if (c.kind == kActQ8K) {
+    std::vector<BlockQ8_K> want(static_cast<size_t>(n / LLM_SUPER));
+    quantize_row_q8_k(a.data(), want.data(), n);
+    for (int sb = 0; sb < n / LLM_SUPER; ++sb) {
+      for (int i = 0; i < LLM_SUPER; ++i) {
+        ASSERT_EQ(v.q[sb * LLM_SUPER + i], want[sb].qs[i]) << "super-block " << sb << " value " << i;
+      }
+      EXPECT_EQ(v.d[sb], want[sb].d) << "super-block " << sb;
+      for (int j = 0; j < LLM_SUPER / 16; ++j) EXPECT_EQ(v.sum[sb * 16 + j], want[sb].bsums[j]) << sb << "/" << j;
+    }
+  } else {
+    for (int i = 0; i < n; ++i) {
+      const float want = c.kind == kActF32    ? a[i]
+                         : c.kind == kActF16 ? cpu::half_to_float(cpu::float_to_half(a[i]))
+                                             : cpu::bf16_to_float(cpu::float_to_bf16(a[i]));
+      const float got = c.kind == kActF32    ? v.f[i]
+                        : c.kind == kActF16 ? cpu::half_to_float(v.h[i])
+                                            : cpu::bf16_to_float(v.h[i]);
+      ASSERT_EQ(got, want) << "value " << i;
+    }
+  }
+}
+
+std::vector<PrepCase> cases() {
+  std::vector<PrepCase> out;
+  // 4,352 values: 17 super-blocks, fewer than the warps of 480 threads take in
+  // one pass; 8,448 and 17,152: several passes, the last of one super-block or
+  // a few.
+  for (int kind : {kActQ8x32, kActQ8K, kActF16, kActBF16, kActF32}) {
+    for (int threads : {256, 480}) {
+      for (int cols : {4352, 8448, 17152}) {
+        for (bool norm : {false, true}) out.push_back(PrepCase{kind, threads, cols, norm});
+      }
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, LlmActPrepEmulation, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<PrepCase>& info) { return case_name(info.param); });
+
+}  // namespace
+}  // namespace nvhcq::llm
