@@ -170,6 +170,12 @@ __device__ __forceinline__ void store_attention_out(const LlmAttentionJob& job, 
   }
 }
 
+// Units (of heads_per_block query heads) per KV head: unit u reads KV head
+// u / attention_units_per_kv.
+__device__ __forceinline__ int attention_units_per_kv(const LlmAttentionJob& job) {
+  return job.n_head / job.n_kv / job.heads_per_block;
+}
+
 // The positions [t0, t1) that split `split` of a unit attends to, of the
 // `active` splits that the token at `pos` (state->pos + token) needs.
 struct AttentionSpan {
@@ -200,7 +206,7 @@ __device__ __forceinline__ void prefetch_kv(const LlmAttentionJob& job, int unit
   if (!job.append || !job.chain.chained || AT_PREFETCH_POSITIONS == 0) return;
   const AttentionSpan span = attention_span(job, split, 0);
   if (split >= span.active) return;
-  const int kvh = unit / (job.n_head / job.n_kv / job.heads_per_block);
+  const int kvh = unit / attention_units_per_kv(job);
   const size_t row_bytes = 2 * (size_t)job.head_dim;
   const size_t head_base = (size_t)kvh * job.capacity * row_bytes;
   const int end = min(min(span.t1, span.pos), span.t0 + AT_PREFETCH_POSITIONS);
@@ -226,7 +232,7 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
   bool& last_block = sh.last_block;
 
   const int hd = job.head_dim, heads = job.heads_per_block, n_out = heads * hd;
-  const int units_per_kv = job.n_head / job.n_kv / heads;
+  const int units_per_kv = attention_units_per_kv(job);
   const int kvh = unit / units_per_kv, first_q = kvh * (job.n_head / job.n_kv) + (unit % units_per_kv) * heads;
   const AttentionSpan span = attention_span(job, split, token);
   const int pos = span.pos, active = span.active, t0 = span.t0, t1 = span.t1;

@@ -58,6 +58,8 @@ __device__ __forceinline__ uint32_t load_stream2(const void* p) {
 #ifndef MV_PREFETCH_BYTES
 #define MV_PREFETCH_BYTES 1024
 #endif
+// Asks L2 for the 128-byte line at p (no registers held, nothing waited for).
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 __device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int rows) {
   const int lane = threadIdx.x & 31;
   const uint64_t arrays[4] = {m.qs, m.qh, m.scales, m.super};
@@ -68,11 +70,10 @@ __device__ __forceinline__ void prefetch_rows(const LlmGpuMatrix& m, int r, int 
     if (bytes == 0) continue;
     const char* p = (const char*)arrays[a] + (size_t)r * llm_row_bytes(m.format, m.cols, a);
     for (uint64_t off = (uint64_t)lane * 128; off < bytes; off += 32 * 128) {
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
+      prefetch_l2(p + off);
     }
   }
 }
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 #else
 // On the CPU emulator: plain loads, and no prefetches.
 inline uint4 load_stream16(const void* p) { return *(const uint4*)p; }

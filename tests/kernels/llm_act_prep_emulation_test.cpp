@@ -15,6 +15,7 @@
 
 #include "cpu/half.h"
 #include "kernels/emulation/emulation_skip.h"
+#include "kernels/llm_emulation_reference.h"
 #include "llm/quant/blocks.h"
 #include "llm/quant/quant_rows.h"
 
@@ -50,20 +51,6 @@ std::string case_name(const PrepCase& c) {
 }
 
 void PrintTo(const PrepCase& c, std::ostream* os) { *os << case_name(c); }
-
-// The input as the kernels normalize it: (x * scale) * w, each product rounded.
-std::vector<float> normalized(const std::vector<float>& x, const std::vector<float>& w) {
-  double ss = 0.0;
-  for (float v : x) ss += static_cast<double>(v) * v;
-  const float scale = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(x.size()) + kEps));
-  std::vector<float> out(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    volatile float xs = x[i] * scale;
-    volatile float xw = xs * w[i];
-    out[i] = xw;
-  }
-  return out;
-}
 
 // The view `v` of shared memory at `base` moved onto the copy at `copy`.
 ActView moved(const ActView& v, const uint8_t* base, const uint8_t* copy) {
@@ -129,7 +116,7 @@ TEST_P(LlmActPrepEmulation, QuantizesAsTheCpuDoes) {
   const std::string error = c.threads == 256 ? prepare_kind<256>(c, x.data(), norm, smem, v)
                                              : prepare_kind<480>(c, x.data(), norm, smem, v);
   ASSERT_EQ(error, "");
-  const std::vector<float> a = c.norm ? normalized(x, w) : x;
+  const std::vector<float> a = c.norm ? rms_normalized(x, w, kEps) : x;
   const int n = c.cols;
   if (c.kind == kActQ8x32) {
     std::vector<BlockQ8_1> want(static_cast<size_t>(n / LLM_GROUP));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/emulation/emulation_skip.h"
+#include "kernels/llm_emulation_reference.h"
 #include "llm/gpu/weight_repack.h"
 #include "llm/quant/quant_registry.h"
 
@@ -96,20 +97,6 @@ struct Matrix {
     return {ops.vec_dot_scalar(row, xq.data(), kCols), magnitude};
   }
 };
-
-// The input as the kernel normalizes it: (x * scale) * w, each product rounded.
-std::vector<float> normalized(const std::vector<float>& x, const std::vector<float>& w, float eps) {
-  double ss = 0.0;
-  for (float v : x) ss += static_cast<double>(v) * v;
-  const float scale = static_cast<float>(1.0 / std::sqrt(ss / kCols + static_cast<double>(eps)));
-  std::vector<float> out(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    volatile float xs = x[i] * scale;
-    volatile float xw = xs * w[i];
-    out[i] = xw;
-  }
-  return out;
-}
 
 template <int kAct, int kEpi>
 std::string run_kernel(const LlmMatvecJob& job) {
@@ -231,7 +218,7 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
     ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job), "");
     EXPECT_EQ(out.front(), kGuard);
     EXPECT_EQ(out.back(), kGuard);
-    const std::vector<float> xn = normalized(x, norm, job.eps);
+    const std::vector<float> xn = rms_normalized(x, norm, job.eps);
     for (int r = 0; r < rows; ++r) {
       const auto [g, mag_g] = gate->dot(r, xn);
       const auto [u, mag_u] = up->dot(r, xn);
