@@ -46,6 +46,23 @@ std::string params_text(uint64_t n) {
   return buf;
 }
 
+void print_timeline(const BenchSetup& s) {
+  std::printf("\nwhere a self-ordered decode step goes (%s, %s; the blocks' own stamps, kernels built to trace, %d "
+              "positions in the cache). A launch's share runs from the end of the launches ahead (ready) to the end "
+              "of its last block, the critical one; per launch, µs:\n\n",
+              s.model.c_str(), s.backend.c_str(), s.profile_positions);
+  std::printf("| kernel class | launches | share per token | share | critical block: wait | preparation | work | "
+              "first block's wake-up | last block's start | median block's work |\n"
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const llm::TimelineClass& c : s.timeline.classes) {
+    std::printf("| %s | %d | %.1f | %.1f%% | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", c.what.c_str(), c.launches,
+                c.share, s.timeline.step > 0 ? 100.0 * c.share / s.timeline.step : 0.0, c.wait, c.prepare, c.work,
+                c.wake, c.late, c.median_work);
+  }
+  std::printf("| step | | %.1f | | | | | | | |\n\n", s.timeline.step);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 double BenchRow::mean_tps() const {
@@ -101,10 +118,11 @@ void print_bench_setup(const BenchSetup& s) {
     double total = 0.0;
     for (const ProfileEntry& p : s.profile) total += p.microseconds;
     const bool phases = s.decode == "persistent";
-    std::printf("\nper-token decode time by kernel class (%s, %s; %s, 64 positions in the cache):\n\n",
+    std::printf("\nper-token decode time by kernel class (%s, %s; %s, %d positions in the cache):\n\n",
                 s.model.c_str(), s.backend.c_str(),
                 phases ? "the persistent step's phases, each up to the grid barrier that ends it"
-                       : "each launch timed on its own");
+                       : "each launch timed on its own",
+                s.profile_positions);
     std::printf("| kernel class | %s | µs per token | share |\n| --- | ---: | ---: | ---: |\n",
                 phases ? "phases" : "launches");
     for (const ProfileEntry& p : s.profile) {
@@ -119,6 +137,7 @@ void print_bench_setup(const BenchSetup& s) {
     std::printf("\n");
     std::fflush(stdout);
   }
+  if (!s.timeline.classes.empty()) print_timeline(s);
   if (!s.prefill_profile.empty()) {
     double total = 0.0;
     for (const ProfileEntry& p : s.prefill_profile) total += p.microseconds;
@@ -170,7 +189,16 @@ void write_bench_json(const std::string& path, const std::vector<BenchRow>& rows
         << ", \"launches\": " << s.profile[k].launches << ", \"us_per_token\": " << number(s.profile[k].microseconds)
         << "}";
     }
-    o << "]}" << (i + 1 < setups.size() ? "," : "") << "\n";
+    o << "], \"timeline\": {\"step_us\": " << number(s.timeline.step) << ", \"classes\": [";
+    for (size_t k = 0; k < s.timeline.classes.size(); ++k) {
+      const llm::TimelineClass& c = s.timeline.classes[k];
+      o << (k ? ", " : "") << "{\"what\": " << json_string(c.what) << ", \"launches\": " << c.launches
+        << ", \"share_us\": " << number(c.share) << ", \"critical_wait_us\": " << number(c.wait)
+        << ", \"critical_prepare_us\": " << number(c.prepare) << ", \"critical_work_us\": " << number(c.work)
+        << ", \"wake_us\": " << number(c.wake) << ", \"last_start_us\": " << number(c.late)
+        << ", \"median_work_us\": " << number(c.median_work) << "}";
+    }
+    o << "]}}" << (i + 1 < setups.size() ? "," : "") << "\n";
   }
   o << "  ]\n}\n";
   std::ofstream f(path);

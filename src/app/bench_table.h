@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "llm/gpu/step_timeline.h"
+
 namespace nvhcq::app {
 
 struct BenchRow {
@@ -47,6 +49,8 @@ struct BenchSetup {
   std::vector<ProfileEntry> prefill_profile;  // per prefill pass of prefill_tokens
   int prefill_tokens = 0;
   double step_us = 0.0;               // a replayed decode step (tg), for the profile's gaps
+  int profile_positions = 0;          // cache positions behind the profiled and traced steps
+  llm::StepTimeline timeline;         // --timeline (empty classes: none)
 };
 
 void print_bench_table(const std::vector<BenchRow>& rows);

@@ -105,10 +105,15 @@ double copy_bandwidth(gpu::Accelerator& acc) {
   return 2.0 * bytes / (ms[ms.size() / 2] / 1e3);
 }
 
+// The cache positions behind the decode step that --profile and --timeline
+// take apart: as many as mid-way through tg128.
+constexpr int kProfilePositions = 64;
+
 struct Plan {
   std::vector<int> prompts, gens;
   int reps = 3;
   bool profile = false;
+  bool timeline = false;  // --timeline: traced kernels, self-ordered decode
   int threads = 0;
   bool persistent = false;  // --decode persistent (else launches)
 };
@@ -127,9 +132,15 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
   int context = 1;
   for (int p : plan.prompts) context = std::max(context, p + 1);
   for (int n : plan.gens) context = std::max(context, n + 2);
+  // The profile and the timeline decode after a prompt of kProfilePositions.
+  if (plan.profile || plan.timeline) context = std::max(context, kProfilePositions + 8);
   llm::GpuLlamaOptions o;
   o.context = context;
   o.persistent_decode = plan.persistent;
+  if (plan.timeline) {
+    o.trace_decode = true;
+    o.self_ordered_decode = "on";
+  }
   const auto t_load = Clock::now();
   const bool tty = isatty(fileno(stderr));
   llm::GpuLlama gpu(model, *acc, pool, o, [&](double f) {
@@ -146,7 +157,7 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
   setup.host_peak_rss = peak_rss();
   setup.step_launches = gpu.step_launches();
   setup.decode = gpu.persistent_decode()     ? "persistent"
-                 : gpu.self_ordered_decode() ? "self-ordered launches"
+                 : gpu.self_ordered_decode() ? (plan.timeline ? "self-ordered launches, traced" : "self-ordered launches")
                                              : "launches";
   if (plan.persistent && !gpu.persistent_decode()) {
     std::fprintf(stderr, "%s on %s: decode takes separate launches (%s)\n", base.model.c_str(), backend.c_str(),
@@ -194,9 +205,10 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
     setup.step_us = 1e6 / row.mean_tps();
     rows.push_back(row);
   }
+  setup.profile_positions = kProfilePositions;
   if (plan.profile) {
     gpu.reset();
-    gpu.forward(test_tokens(64, vocab));  // a context of 64 positions, as mid-way through tg128
+    gpu.forward(test_tokens(kProfilePositions, vocab));
     for (const llm::KernelClassTime& k : gpu.profile_decode(20)) {
       setup.profile.push_back(ProfileEntry{k.what, k.launches, k.microseconds});
     }
@@ -205,6 +217,11 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
     for (const llm::KernelClassTime& k : gpu.profile_prefill(setup.prefill_tokens)) {
       setup.prefill_profile.push_back(ProfileEntry{k.what, k.launches, k.microseconds});
     }
+  }
+  if (plan.timeline) {
+    gpu.reset();
+    gpu.forward(test_tokens(kProfilePositions, vocab));
+    setup.timeline = gpu.decode_timeline(20);
   }
   print_bench_setup(setup);
   setups.push_back(setup);
@@ -281,7 +298,10 @@ ArgParser make_parser() {
               "GPU decode step: launches (one per fused kernel) or persistent (one launch, sm_90 and newer)",
               "launches")
       .flag("profile",
-            "time one decode step kernel by kernel and print the breakdown by kernel class");
+            "time one decode step kernel by kernel and print the breakdown by kernel class")
+      .flag("timeline",
+            "GPU: trace the blocks of self-ordered decode steps (kernels built to stamp their times, all tests "
+            "then run on them) and print where a step's time goes, by kernel class");
   return p;
 }
 
@@ -302,12 +322,14 @@ int run_bench(const Args& args) {
   plan.reps = static_cast<int>(r.get_int("repetitions"));
   if (plan.reps < 1 || plan.reps > 1000) throw UsageError("--repetitions must be 1 to 1000");
   plan.profile = r.flag("profile");
+  plan.timeline = r.flag("timeline");
   plan.threads = thread_count_option(r);
   const std::string decode = r.get("decode");
   if (decode != "persistent" && decode != "launches") {
     throw UsageError("--decode takes persistent or launches, not '" + decode + "'");
   }
   plan.persistent = decode == "persistent";
+  if (plan.persistent && plan.timeline) throw UsageError("--timeline traces separate launches, not --decode persistent");
   std::vector<std::string> backends;
   for (const std::string& b : split_list(r.get("backend"))) {
     if (b == "auto") {

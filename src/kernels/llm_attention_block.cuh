@@ -13,6 +13,7 @@
 // persistent step other SMs wrote them since this SM last read those lines.
 #pragma once
 
+#include "llm_chain.cuh"
 #include "llm_device.cuh"
 #include "llm_jobs.cuh"
 
@@ -278,6 +279,7 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
     for (int j = 0; j < kDpl; ++j) acc[g][j] = 0.0f;
   }
   Sync::sync();
+  chain_stamp(job.chain, (const LlmStepState*)job.state, LLM_STAMP_PREPARED);
 
   for (int tile = t0; tile < t1; tile += AT_THREADS) {
     // The first values this warp will weigh, requested before the scores (they

@@ -35,12 +35,31 @@ __device__ __forceinline__ uint32_t chain_load_acquire(const uint32_t* p) {
 #endif
 }
 
+// Decode timeline (LLM_TRACE builds, `nvhcq bench --timeline`): thread 0 of
+// each block of a chained launch writes %globaltimer into the step state's
+// trace array, at the block's slot (the blocks before its launch, link.after,
+// plus its index in the grid). Other builds compile no stamps.
+__device__ __forceinline__ void chain_stamp(const LlmChainLink& link, const LlmStepState* state, int what) {
+#if defined(LLM_TRACE) && !defined(NVHCQ_KERNEL_EMULATION)
+  if (!link.chained || threadIdx.x != 0 || state->trace == 0) return;
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  ((uint64_t*)state->trace)[((uint64_t)link.after + block) * LLM_STAMPS + what] = t;
+#else
+  (void)link;
+  (void)state;
+  (void)what;
+#endif
+}
+
 // Every thread of the block: returns once the launches this one follows have
 // finished (at once when not chained). Returns the step's chain_base (thread 0
 // only; finish_step advances it).
 __device__ __forceinline__ uint32_t chain_wait(const LlmChainLink& link, const LlmStepState* state) {
   uint32_t base = 0;
   if (!link.chained) return base;
+  chain_stamp(link, state, LLM_STAMP_START);
   if (threadIdx.x == 0) {
     base = chain_load_acquire(&state->chain_base);
     while (chain_load_acquire(&state->chain_done) - base < (uint32_t)link.after) {
@@ -51,6 +70,7 @@ __device__ __forceinline__ uint32_t chain_wait(const LlmChainLink& link, const L
 #endif
     }
   }
+  chain_stamp(link, state, LLM_STAMP_RELEASED);
   __syncthreads();
   return base;
 }
@@ -59,6 +79,7 @@ __device__ __forceinline__ uint32_t chain_wait(const LlmChainLink& link, const L
 __device__ __forceinline__ void chain_signal(const LlmChainLink& link, LlmStepState* state) {
   if (!link.chained) return;
   __syncthreads();
+  chain_stamp(link, state, LLM_STAMP_DONE);
   if (threadIdx.x == 0) {
     __threadfence();
     atomicAdd(&state->chain_done, 1u);

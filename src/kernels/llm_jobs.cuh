@@ -18,7 +18,21 @@ struct LlmStepState {
   uint32_t chain_done;
   uint32_t chain_base;
   int32_t reserved[1];
+  // Timeline stamps of a self-ordered step (kernels built with LLM_TRACE,
+  // llm_chain.cuh): u64 [blocks of a step][LLM_STAMPS], 0 for none.
+  uint64_t trace;
 };
+
+// What a traced block stamps (%globaltimer, ns): its start, the end of its
+// wait for the launches ahead, the end of its preparation (matrix-vector
+// products: the activations in shared memory; attention: the rotated queries
+// and the appended key and value; 0 where a kernel has none), and its end,
+// before it counts itself finished.
+#define LLM_STAMP_START 0
+#define LLM_STAMP_RELEASED 1
+#define LLM_STAMP_PREPARED 2
+#define LLM_STAMP_DONE 3
+#define LLM_STAMPS 4
 
 // A launch's place in a decode step of self-ordered launches (llm_chain.cuh):
 // the GPU may start it before the launches ahead of it have finished, and its

@@ -269,6 +269,7 @@ __device__ void matvec(const LlmMatvecJob& job) {
   const ActView a = prepare_activations<kAct, MV_THREADS>((const float*)job.in, (const float*)job.norm,
                                                          job.eps, job.cols, smem, red);
   __syncthreads();
+  chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
 
   unsigned long long best = 0;
   if (R == 4) {

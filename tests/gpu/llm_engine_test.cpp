@@ -570,6 +570,94 @@ TEST_P(GpuLlmErrors, ProfileNamesEveryKernelClass) {
   }
 }
 
+// On nv, launches wait in a queue until something submits it: a model released
+// with its prefill still queued must not leave launches of freed kernels
+// behind for the accelerator's next submission (this crashed before the model
+// waited for its work when released).
+TEST_P(GpuLlmErrors, AModelReleasedWithLaunchesQueuedLeavesNothingBehind) {
+  cpu::ThreadPool pool(2);
+  auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q8_0}));
+  std::vector<int32_t> first;
+  {
+    GpuLlama gpu(*model, *acc_, pool, GpuLlamaOptions{64});
+    gpu.forward(prompt_tokens(5, model->config().n_vocab));
+    first = gpu.generate_greedy(1, 4);
+    gpu.reset();
+    gpu.forward(prompt_tokens(5, model->config().n_vocab));  // queued, never waited for
+  }
+  acc_->synchronize();
+  GpuLlama again(*model, *acc_, pool, GpuLlamaOptions{64});
+  again.forward(prompt_tokens(5, model->config().n_vocab));
+  EXPECT_EQ(again.generate_greedy(1, 4), first);
+}
+
+// The decode timeline (--timeline): kernels built to stamp their blocks decode
+// the same tokens and logits as the plain ones; the timeline names every
+// kernel class, its launch shares add up to the step, and it is refused where
+// there is nothing to trace.
+TEST_P(GpuLlmErrors, DecodeTimelineAddsUpToTheStepAndChangesNoResult) {
+  cpu::ThreadPool pool(2);
+  auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
+  auto options = [](bool trace, const char* order) {
+    GpuLlamaOptions o{64};
+    o.trace_decode = trace;
+    o.self_ordered_decode = order;
+    return o;
+  };
+  auto decode = [&](GpuLlama& gpu) {
+    gpu.forward(prompt_tokens(5, model->config().n_vocab));
+    const std::vector<int32_t> tokens = gpu.generate_greedy(1, 12);
+    std::vector<float> logits;
+    gpu.logits(logits);
+    return std::make_pair(logits, tokens);
+  };
+  GpuLlama plain(*model, *acc_, pool, options(false, "on"));
+  GpuLlama traced(*model, *acc_, pool, options(true, "on"));
+  EXPECT_THROW(traced.decode_timeline(2), UsageError) << "nothing decoded yet";
+  const auto a = decode(plain), b = decode(traced);
+  EXPECT_EQ(b.second, a.second);
+  ASSERT_EQ(b.first.size(), a.first.size());
+  for (size_t i = 0; i < a.first.size(); ++i) ASSERT_EQ(b.first[i], a.first[i]) << "logit " << i;
+
+  const StepTimeline t = traced.decode_timeline(3);
+  EXPECT_EQ(traced.position(), 17) << "the timeline leaves the cache as it was";
+  std::vector<std::string> names;
+  double shares = 0.0;
+  for (const TimelineClass& c : t.classes) {
+    names.push_back(c.what);
+    shares += c.share;
+    EXPECT_GT(c.share, 0.0) << c.what;
+    // The split is per launch, the share per step.
+    EXPECT_NEAR((c.wait + c.prepare + c.work) * c.launches, c.share, 1e-6 * c.share) << c.what;
+    EXPECT_GE(c.wait, 0.0) << c.what;
+    EXPECT_GE(c.wake, 0.0) << c.what;
+    EXPECT_GE(c.late, 0.0) << c.what;
+    EXPECT_GT(c.work, 0.0) << c.what;
+    EXPECT_GT(c.median_work, 0.0) << c.what;
+    // The products stamp a preparation; attention where a block has
+    // positions to attend to (the last to end may have none); the others never.
+    if (c.what == "embed" || c.what == "step") {
+      EXPECT_EQ(c.prepare, 0.0) << c.what;
+    } else if (c.what == "attention") {
+      EXPECT_GE(c.prepare, 0.0) << c.what;
+    } else {
+      EXPECT_GT(c.prepare, 0.0) << c.what;
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"embed", "qkv", "attention", "wo", "ffn_gate_up", "ffn_down", "logits",
+                                             "step"}));
+  EXPECT_GT(t.step, 1.0);
+  EXPECT_NEAR(shares, t.step, 1e-6 * t.step);
+  // Decoding goes on where it was.
+  EXPECT_EQ(traced.generate_greedy(1, 2).size(), 2u);
+
+  // Nothing to trace: kernels that do not stamp, or a stream-ordered step.
+  EXPECT_THROW(plain.decode_timeline(2), UsageError);
+  GpuLlama ordered(*model, *acc_, pool, options(true, "off"));
+  ordered.forward(prompt_tokens(3, model->config().n_vocab));
+  EXPECT_THROW(ordered.decode_timeline(2), UsageError);
+}
+
 // Tuning from the environment (docs/llm-gpu.md): a bad block count is refused
 // with a clear error; tuned variants (more blocks per SM, kernels built for
 // them; the quantized products without their pipeline, or all of them with it)

@@ -124,6 +124,26 @@ TEST_F(CommandsCli, RunRefusesBadArgumentsAndFiles) {
   EXPECT_TRUE(has(r.err, "error:")) << r.err;
 }
 
+// bench: llama-bench's table on the CPU backend (the GPU ones run on the GPU
+// machine), its JSON, and refused combinations.
+TEST_F(CommandsCli, BenchPrintsTheTableAndJsonAndRefusesBadRequests) {
+  const std::string& model = model_test::tiny_model();
+  EXPECT_TRUE(has(nvhcq({"bench", "--help"}).out, "--timeline"));
+  EXPECT_EQ(nvhcq({"bench"}).rc, 2);
+  EXPECT_EQ(nvhcq({"bench", "-m", model, "--decode", "persistent", "--timeline"}).rc, 2);
+  EXPECT_EQ(nvhcq({"bench", "-m", model, "--decode", "sometimes"}).rc, 2);
+  EXPECT_EQ(nvhcq({"bench", "-m", model, "-r", "0"}).rc, 2);
+  EXPECT_EQ(nvhcq({"bench", "-m", model, "--backend", "tpu"}).rc, 2);
+  const std::string json = model_test::temp_path("bench.json");
+  const Result r = nvhcq({"bench", "-m", model, "-p", "8", "-n", "4", "-r", "2", "--backend", "cpu", "--json", json});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "| cpu | pp8 |")) << r.out;
+  EXPECT_TRUE(has(r.out, "| cpu | tg4 |")) << r.out;
+  const std::string doc = slurp(json);
+  EXPECT_TRUE(has(doc, "\"test\": \"tg4\"")) << doc;
+  EXPECT_TRUE(has(doc, "\"timeline\": {\"step_us\": 0, \"classes\": []}")) << doc;
+}
+
 TEST_F(CommandsCli, RunStreamsDeterministicGreedyTextWithTimings) {
   const std::string& model = model_test::tiny_model("llama", LlamaFtype::MOSTLY_Q8_0);
   const std::vector<std::string> args = {"run", "-m", model,    "-p", "Once upon a time",

@@ -10,6 +10,7 @@
 
 #include "base/env.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "kernels/gemm_plan.h"
 #include "kernels/llm_jobs.cuh"
 #include "llm/gpu/gpu_scratch.h"
@@ -25,7 +26,10 @@ constexpr int kOrderWarmUpMs = 300;
 
 GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPool& pool,
                    const GpuLlamaOptions& options, const std::function<void(double)>& progress)
-    : config_(model.config()), acc_(acc), options_(options), kernels_(acc) {
+    : config_(model.config()),
+      acc_(acc),
+      options_(options),
+      kernels_(acc, options.trace_decode ? std::vector<std::string>{"LLM_TRACE=1"} : std::vector<std::string>{}) {
   const ModelConfig& c = config_;
   if (options_.context < 1) throw UsageError("the GPU context must hold at least one position");
   if (options_.prefill_batch < 1) throw UsageError("the prefill batch must hold at least one token");
@@ -108,7 +112,15 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (!persistent_ && options_.self_ordered_decode == "auto") choose_decode_order();
 }
 
-GpuLlama::~GpuLlama() = default;
+// Queued launches name this model's kernels and memory: they run before either
+// is released (on nv, launches wait in a queue until something submits it).
+GpuLlama::~GpuLlama() {
+  try {
+    acc_.synchronize();
+  } catch (const Error& e) {
+    log::warn("releasing a GPU model after an error: ", e.what());
+  }
+}
 
 std::unique_ptr<gpu::Graph> GpuLlama::capture(const std::vector<StepLaunch>& launches) {
   acc_.begin_capture();
@@ -172,6 +184,7 @@ void GpuLlama::write_state(int32_t token, int32_t pos) {
   LlmStepState st{};
   st.token = token;
   st.pos = pos;
+  st.trace = trace_va_;
   acc_.upload(*scratch_, s_->state - scratch_->va(), &st, sizeof(st));
 }
 

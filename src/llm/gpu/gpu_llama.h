@@ -27,6 +27,7 @@
 #include "llm/gpu/gpu_weights.h"
 #include "kernels/llm_jobs.cuh"
 #include "llm/gpu/llm_kernels.h"
+#include "llm/gpu/step_timeline.h"
 #include "llm/model/llama_model.h"
 
 namespace nvhcq::llm {
@@ -58,6 +59,10 @@ struct GpuLlamaOptions {
   // orders timed when the model is loaded, the faster kept: self-ordered wins
   // where a step is many short launches, docs/perf-notes.md).
   std::string self_ordered_decode = "auto";
+  // Kernels that stamp the timeline of a self-ordered step (built with
+  // LLM_TRACE, for decode_timeline and `nvhcq bench --timeline`; the stamps
+  // cost a little time).
+  bool trace_decode = false;
 };
 
 // One launch, named by what it computes (for --profile).
@@ -152,6 +157,13 @@ class GpuLlama {
   // (launches timed one after another; empty without batched prefill). Leaves
   // the cache holding those n positions.
   std::vector<KernelClassTime> profile_prefill(int n);
+  // Where a self-ordered decode step's time goes, launch by launch, from the
+  // stamps of its blocks (step_timeline.h; needs trace_decode and a
+  // self-ordered step, else UsageError): the mean of `samples` steps at the
+  // current position, each the last of kTimelineRun steps replayed back to
+  // back. The cache keeps the current positions; the rows appended are
+  // written again by the next step.
+  StepTimeline decode_timeline(int samples);
 
  private:
   struct Scratch;  // device addresses of the work buffers
@@ -171,6 +183,8 @@ class GpuLlama {
                                 const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
                                 int epilogue, uint32_t slot_bytes) const;
   std::vector<KernelClassTime> profile_persistent(int repeats);
+  // The stamps of the step's last replay, launch by launch.
+  std::vector<TracedLaunch> download_timeline();
   gpu::LaunchDims persistent_dims() const;
   // Decode attention of one layer (its KV cache, the step's scratch vectors).
   LlmAttentionJob decode_attention_job(size_t layer) const;
@@ -213,6 +227,10 @@ class GpuLlama {
   bool prefill_wgmma_ = false;  // batches of more than 64 tokens take the wgmma products
 
   std::unique_ptr<gpu::DeviceMemory> kv_, scratch_, batch_;
+  // The blocks' stamps of a traced step (trace_decode), and its address for
+  // the step state (0: none).
+  std::unique_ptr<gpu::DeviceMemory> trace_;
+  uint64_t trace_va_ = 0;
   std::unique_ptr<Scratch> s_;
 
   std::vector<StepLaunch> step_;

@@ -1,5 +1,7 @@
 #include "llm/gpu/llm_kernels.h"
 
+#include <utility>
+
 #include "base/error.h"
 #include "compile/compiler.h"
 #include "kernels/llm_formats.cuh"
@@ -17,7 +19,8 @@ const char* act_kind_name(int act_kind) {
   }
 }
 
-LlmKernels::LlmKernels(gpu::Accelerator& acc) : acc_(acc) {}
+LlmKernels::LlmKernels(gpu::Accelerator& acc, std::vector<std::string> defines)
+    : acc_(acc), defines_(std::move(defines)) {}
 
 const gpu::Kernel& LlmKernels::matvec(int act_kind, const std::string& epilogue) {
   return get("llm_matvec.cu", std::string("matvec_") + act_kind_name(act_kind) + "_" + epilogue);
@@ -36,6 +39,7 @@ const gpu::Kernel& LlmKernels::get(const std::string& file, const std::string& n
   if (cubin == cubins_.end()) {
     compile::CompileOptions o;
     o.arch = acc_.arch();
+    o.defines = defines_;
     if (!o.arch.ends_with(arch_suffix)) o.arch += arch_suffix;
     cubin = cubins_.emplace(file, compile::compile_embedded(file, o).cubin).first;
   }

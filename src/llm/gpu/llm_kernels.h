@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpu/accelerator.h"
 
@@ -12,7 +13,8 @@ namespace nvhcq::llm {
 
 class LlmKernels {
  public:
-  explicit LlmKernels(gpu::Accelerator& acc);
+  // `defines` (NAME=VALUE) go to every file's compilation (e.g. LLM_TRACE=1).
+  explicit LlmKernels(gpu::Accelerator& acc, std::vector<std::string> defines = {});
 
   // matvec_<act>_<epilogue>; act is an LlmActKind, epilogue "store", "add",
   // "swiglu" or "logits".
@@ -44,6 +46,7 @@ class LlmKernels {
   const gpu::Kernel& get(const std::string& file, const std::string& name, const std::string& arch_suffix = "");
 
   gpu::Accelerator& acc_;
+  std::vector<std::string> defines_;
   std::map<std::string, std::vector<uint8_t>> cubins_;  // by source file
   std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
 };

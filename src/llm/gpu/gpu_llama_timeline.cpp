@@ -1,0 +1,69 @@
+// GpuLlama::decode_timeline: a self-ordered decode step traced block by block
+// (kernels built with LLM_TRACE stamp into the array the step state points to;
+// step_timeline.h reads it).
+#include <vector>
+
+#include "base/error.h"
+#include "llm/gpu/gpu_llama.h"
+#include "llm/gpu/gpu_scratch.h"
+
+namespace nvhcq::llm {
+
+namespace {
+// Steps replayed back to back per sample: the traced one (the last) starts
+// while the one before it drains, as in generation.
+constexpr int kTimelineRun = 3;
+
+size_t launch_blocks(const StepLaunch& l) {
+  return static_cast<size_t>(l.dims.grid[0]) * l.dims.grid[1] * l.dims.grid[2];
+}
+
+size_t step_blocks(const std::vector<StepLaunch>& step) {
+  size_t n = 0;
+  for (const StepLaunch& l : step) n += launch_blocks(l);
+  return n;
+}
+}  // namespace
+
+StepTimeline GpuLlama::decode_timeline(int samples) {
+  if (!options_.trace_decode) throw UsageError("the decode timeline needs kernels built to trace (trace_decode)");
+  if (persistent_ || !self_ordered_) throw UsageError("the decode timeline traces self-ordered decode steps only");
+  if (samples < 1) throw UsageError("the decode timeline needs at least one sample");
+  if (pos_ < 1 || pos_ + kTimelineRun > options_.context) {
+    throw UsageError("the decode timeline runs steps after a prompt, within the context");
+  }
+  const size_t bytes = step_blocks(step_) * sizeof(BlockStamps);
+  if (!trace_) {
+    trace_ = acc_.alloc(bytes);
+    trace_va_ = trace_->va();
+  }
+  // Zero, so that what a kernel does not stamp (its preparation) reads 0.
+  const std::vector<uint8_t> zeros(bytes, 0);
+  acc_.upload(*trace_, 0, zeros.data(), bytes);
+
+  int32_t token = 0;
+  acc_.download(&token, *scratch_, s_->history - scratch_->va() + 4ull * (pos_ - 1), 4);
+  std::vector<StepTimeline> steps;
+  for (int i = 0; i < samples; ++i) {
+    write_state(token, pos_);
+    for (int r = 0; r < kTimelineRun; ++r) acc_.replay(*graph_);
+    acc_.synchronize();
+    steps.push_back(summarize_timeline(download_timeline()));
+  }
+  return average_timelines(steps);
+}
+
+std::vector<TracedLaunch> GpuLlama::download_timeline() {
+  std::vector<BlockStamps> stamps(step_blocks(step_));
+  acc_.download(stamps.data(), *trace_, 0, stamps.size() * sizeof(BlockStamps));
+  std::vector<TracedLaunch> out;
+  size_t first = 0;
+  for (const StepLaunch& l : step_) {
+    const size_t n = launch_blocks(l);
+    out.push_back(TracedLaunch{l.what, std::vector<BlockStamps>(stamps.begin() + first, stamps.begin() + first + n)});
+    first += n;
+  }
+  return out;
+}
+
+}  // namespace nvhcq::llm

@@ -1,0 +1,107 @@
+#include "llm/gpu/step_timeline.h"
+
+#include <algorithm>
+#include <map>
+
+#include "base/error.h"
+
+namespace nvhcq::llm {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double us(double ns) { return ns / 1000.0; }
+
+// Where a block's work begins: its preparation's end, or its release when the
+// kernel stamps no preparation.
+double work_start(const BlockStamps& s) {
+  return static_cast<double>(s[LLM_STAMP_PREPARED] ? s[LLM_STAMP_PREPARED] : s[LLM_STAMP_RELEASED]);
+}
+
+}  // namespace
+
+StepTimeline summarize_timeline(const std::vector<TracedLaunch>& launches) {
+  StepTimeline out;
+  if (launches.empty()) return out;
+  std::map<std::string, size_t> index;
+  double ready = 0.0, first_release = 0.0;  // ns
+  for (size_t l = 0; l < launches.size(); ++l) {
+    const TracedLaunch& launch = launches[l];
+    if (launch.blocks.empty()) throw FormatError("timeline: launch " + std::to_string(l) + " has no blocks");
+    double last_start = 0.0, first_released = 0.0;
+    size_t critical = 0;
+    std::vector<double> work;
+    for (size_t b = 0; b < launch.blocks.size(); ++b) {
+      const BlockStamps& s = launch.blocks[b];
+      if (s[LLM_STAMP_START] == 0 || s[LLM_STAMP_RELEASED] == 0 || s[LLM_STAMP_DONE] == 0) {
+        throw FormatError("timeline: block " + std::to_string(b) + " of launch " + std::to_string(l) + " (" +
+                          launch.what + ") wrote no stamps (kernels built without LLM_TRACE?)");
+      }
+      const auto start = static_cast<double>(s[LLM_STAMP_START]);
+      const auto released = static_cast<double>(s[LLM_STAMP_RELEASED]);
+      last_start = b == 0 ? start : std::max(last_start, start);
+      first_released = b == 0 ? released : std::min(first_released, released);
+      if (s[LLM_STAMP_DONE] > launch.blocks[critical][LLM_STAMP_DONE]) critical = b;
+      work.push_back(static_cast<double>(s[LLM_STAMP_DONE]) - work_start(s));
+    }
+    // The first launch waits for nothing: the step begins at its release.
+    if (l == 0) ready = first_release = first_released;
+    const BlockStamps& crit = launch.blocks[critical];
+    const auto released = static_cast<double>(crit[LLM_STAMP_RELEASED]);
+    const auto last_done = static_cast<double>(crit[LLM_STAMP_DONE]);
+    if (index.emplace(launch.what, out.classes.size()).second) out.classes.push_back(TimelineClass{launch.what});
+    TimelineClass& c = out.classes[index[launch.what]];
+    ++c.launches;
+    c.share += us(last_done - ready);
+    c.wait += us(released - ready);
+    c.prepare += us(work_start(crit) - released);
+    c.work += us(last_done - work_start(crit));
+    c.wake += us(first_released - ready);
+    c.late += us(std::max(0.0, last_start - ready));
+    c.median_work += us(median(work));
+    // A launch's blocks wait for every block before them, so the next launch
+    // is ready when the last of these ends (or a block before, still later).
+    ready = std::max(ready, last_done);
+  }
+  for (TimelineClass& c : out.classes) {
+    for (double* v : {&c.wait, &c.prepare, &c.work, &c.wake, &c.late, &c.median_work}) *v /= c.launches;
+  }
+  out.step = us(ready - first_release);
+  return out;
+}
+
+StepTimeline average_timelines(const std::vector<StepTimeline>& steps) {
+  StepTimeline out;
+  if (steps.empty()) return out;
+  out.classes = steps.front().classes;
+  for (TimelineClass& c : out.classes) c = TimelineClass{c.what, c.launches};
+  for (const StepTimeline& s : steps) {
+    if (s.classes.size() != out.classes.size()) throw Error("timeline: steps of different launches averaged");
+    out.step += s.step;
+    for (size_t i = 0; i < s.classes.size(); ++i) {
+      TimelineClass& c = out.classes[i];
+      const TimelineClass& t = s.classes[i];
+      if (t.what != c.what || t.launches != c.launches) throw Error("timeline: steps of different launches averaged");
+      c.share += t.share;
+      c.wait += t.wait;
+      c.prepare += t.prepare;
+      c.work += t.work;
+      c.wake += t.wake;
+      c.late += t.late;
+      c.median_work += t.median_work;
+    }
+  }
+  const double n = static_cast<double>(steps.size());
+  out.step /= n;
+  for (TimelineClass& c : out.classes) {
+    for (double* v : {&c.share, &c.wait, &c.prepare, &c.work, &c.wake, &c.late, &c.median_work}) *v /= n;
+  }
+  return out;
+}
+
+}  // namespace nvhcq::llm
