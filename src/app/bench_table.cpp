@@ -59,7 +59,7 @@ void print_timeline(const BenchSetup& s) {
                 c.share, s.timeline.step > 0 ? 100.0 * c.share / s.timeline.step : 0.0, c.wait, c.prepare, c.work,
                 c.wake, c.late, c.median_work);
   }
-  std::printf("| step | | %.1f | | | | | | | |\n\n", s.timeline.step);
+  std::printf("| whole step | | %.1f | | | | | | | |\n\n", s.timeline.step);
   std::fflush(stdout);
 }
 
