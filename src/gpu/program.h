@@ -24,6 +24,9 @@ struct LaunchDims {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint32_t dynamic_shared_bytes = 0;
+
+  // Blocks (CTAs) in the grid.
+  uint64_t blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }
 };
 
 class Program {

@@ -82,7 +82,7 @@ class StepChain {
   bool chained() const { return chained_; }
   LlmChainLink next(const gpu::LaunchDims& d) {
     const LlmChainLink link{chained_ ? 1 : 0, chained_ ? blocks_ : 0};
-    blocks_ += static_cast<int32_t>(d.grid[0] * d.grid[1] * d.grid[2]);
+    blocks_ += static_cast<int32_t>(d.blocks());
     return link;
   }
 

@@ -14,13 +14,10 @@ namespace {
 // while the one before it drains, as in generation.
 constexpr int kTimelineRun = 3;
 
-size_t launch_blocks(const StepLaunch& l) {
-  return static_cast<size_t>(l.dims.grid[0]) * l.dims.grid[1] * l.dims.grid[2];
-}
-
+// Stamp slots are laid out as StepChain counts blocks (LlmChainLink::after).
 size_t step_blocks(const std::vector<StepLaunch>& step) {
   size_t n = 0;
-  for (const StepLaunch& l : step) n += launch_blocks(l);
+  for (const StepLaunch& l : step) n += l.dims.blocks();
   return n;
 }
 }  // namespace
@@ -59,7 +56,7 @@ std::vector<TracedLaunch> GpuLlama::download_timeline() {
   std::vector<TracedLaunch> out;
   size_t first = 0;
   for (const StepLaunch& l : step_) {
-    const size_t n = launch_blocks(l);
+    const size_t n = l.dims.blocks();
     out.push_back(TracedLaunch{l.what, std::vector<BlockStamps>(stamps.begin() + first, stamps.begin() + first + n)});
     first += n;
   }
