@@ -1,0 +1,89 @@
+// The LLM engine's kernel files compile with NVRTC for the H100/H200 (sm_90;
+// the warpgroup products for sm_90a), as the engine compiles them (with and
+// without the decode timeline's stamps), and hold every kernel
+// llm/gpu/llm_kernels.h loads by name. Without a GPU this is the only check
+// that device-only code still builds: a static_assert on a job layout or a
+// kernel the host names but the file lost fails here, not on the GPU machine.
+// Skips where NVRTC is not installed.
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "compile/compiler.h"
+#include "compile/nvrtc_api.h"
+#include "gpu/cubin.h"
+#include "kernels/llm_formats.cuh"
+#include "llm/gpu/llm_kernels.h"
+
+namespace nvhcq::llm {
+namespace {
+
+struct LlmKernelFile {
+  std::string file;
+  std::string arch;
+  std::vector<std::string> kernels;  // what LlmKernels loads from it
+  bool traced;                       // built with LLM_TRACE as well (it stamps the timeline)
+};
+
+void PrintTo(const LlmKernelFile& f, std::ostream* os) { *os << f.file << " for " << f.arch; }
+
+std::vector<std::string> matvec_kernels() {
+  std::vector<std::string> out;
+  for (int act : {kActQ8x32, kActQ8K, kActF16, kActBF16, kActF32}) {
+    for (const char* epi : {"store", "add", "swiglu", "logits"}) {
+      out.push_back(std::string("matvec_") + act_kind_name(act) + "_" + epi);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> gemm_kernels(const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const char* type : {"f16", "bf16"}) {
+    for (const char* epi : {"store", "add", "swiglu"}) out.push_back(prefix + type + "_" + epi);
+  }
+  return out;
+}
+
+std::vector<LlmKernelFile> kernel_files() {
+  std::vector<std::string> wgmma = gemm_kernels("gemm_wg128_");
+  for (const std::string& k : gemm_kernels("gemm_wg256_")) wgmma.push_back(k);
+  std::vector<std::string> mma = gemm_kernels("gemm_w_");
+  mma.push_back("add_partials");
+  return {
+      {"llm_matvec.cu", "sm_90", matvec_kernels(), true},
+      {"llm_attention.cu", "sm_90", {"attention", "attention_head", "rope_kv_store"}, true},
+      {"llm_step.cu", "sm_90",
+       {"embed_tokens", "finish_step", "swiglu_f32", "rmsnorm_rows", "add_splits_rmsnorm_rows"}, true},
+      {"llm_decode_step.cu", "sm_90", {"llm_decode_step"}, false},
+      {"llm_flash_attention.cu", "sm_90", {"flash_prefill_hd64", "flash_prefill_hd128"}, false},
+      {"llm_gemm.cu", "sm_90", mma, false},
+      {"llm_gemm_wgmma.cu", "sm_90a", wgmma, false},
+  };
+}
+
+class LlmKernelsCompile : public ::testing::TestWithParam<LlmKernelFile> {};
+
+TEST_P(LlmKernelsCompile, EveryKernelTheEngineLoadsIsThere) {
+  if (!compile::nvrtc_available()) GTEST_SKIP() << "NVRTC is not installed here";
+  const LlmKernelFile& f = GetParam();
+  std::vector<std::vector<std::string>> builds = {{}};
+  if (f.traced) builds.push_back({"LLM_TRACE=1"});
+  for (const auto& defines : builds) {
+    SCOPED_TRACE(f.file + " for " + f.arch + (defines.empty() ? "" : " with " + defines.front()));
+    compile::CompileOptions o;
+    o.arch = f.arch;
+    o.defines = defines;
+    gpu::Cubin cubin(compile::compile_embedded(f.file, o).cubin);
+    for (const std::string& name : f.kernels) EXPECT_TRUE(cubin.kernels().count(name)) << name << " is missing";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, LlmKernelsCompile, ::testing::ValuesIn(kernel_files()),
+                         [](const auto& info) { return info.param.file.substr(0, info.param.file.find('.')); });
+
+}  // namespace
+}  // namespace nvhcq::llm
