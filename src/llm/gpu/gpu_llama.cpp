@@ -184,7 +184,7 @@ void GpuLlama::write_state(int32_t token, int32_t pos) {
   LlmStepState st{};
   st.token = token;
   st.pos = pos;
-  st.trace = trace_va_;
+  st.trace = trace_ ? trace_->va() : 0;
   acc_.upload(*scratch_, s_->state - scratch_->va(), &st, sizeof(st));
 }
 

@@ -227,10 +227,9 @@ class GpuLlama {
   bool prefill_wgmma_ = false;  // batches of more than 64 tokens take the wgmma products
 
   std::unique_ptr<gpu::DeviceMemory> kv_, scratch_, batch_;
-  // The blocks' stamps of a traced step (trace_decode), and its address for
-  // the step state (0: none).
+  // The blocks' stamps of a traced step (trace_decode; the step state holds
+  // its address, or 0 before the first decode_timeline).
   std::unique_ptr<gpu::DeviceMemory> trace_;
-  uint64_t trace_va_ = 0;
   std::unique_ptr<Scratch> s_;
 
   std::vector<StepLaunch> step_;

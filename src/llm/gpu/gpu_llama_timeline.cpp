@@ -30,10 +30,7 @@ StepTimeline GpuLlama::decode_timeline(int samples) {
     throw UsageError("the decode timeline runs steps after a prompt, within the context");
   }
   const size_t bytes = step_blocks(step_) * sizeof(BlockStamps);
-  if (!trace_) {
-    trace_ = acc_.alloc(bytes);
-    trace_va_ = trace_->va();
-  }
+  if (!trace_) trace_ = acc_.alloc(bytes);
   // Zero, so that what a kernel does not stamp (its preparation) reads 0.
   const std::vector<uint8_t> zeros(bytes, 0);
   acc_.upload(*trace_, 0, zeros.data(), bytes);

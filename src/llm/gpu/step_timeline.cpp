@@ -1,6 +1,7 @@
 #include "llm/gpu/step_timeline.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "base/error.h"
@@ -16,6 +17,12 @@ double median(std::vector<double> v) {
 }
 
 double us(double ns) { return ns / 1000.0; }
+
+// A class's figures that are means over its launches (all but the share).
+template <class Class>  // TimelineClass or const TimelineClass
+auto per_launch(Class& c) {
+  return std::array{&c.wait, &c.prepare, &c.work, &c.wake, &c.late, &c.median_work};
+}
 
 // Where a block's work begins: its preparation's end, or its release when the
 // kernel stamps no preparation.
@@ -69,7 +76,7 @@ StepTimeline summarize_timeline(const std::vector<TracedLaunch>& launches) {
     ready = std::max(ready, last_done);
   }
   for (TimelineClass& c : out.classes) {
-    for (double* v : {&c.wait, &c.prepare, &c.work, &c.wake, &c.late, &c.median_work}) *v /= c.launches;
+    for (double* v : per_launch(c)) *v /= c.launches;
   }
   out.step = us(ready - first_release);
   return out;
@@ -88,18 +95,16 @@ StepTimeline average_timelines(const std::vector<StepTimeline>& steps) {
       const TimelineClass& t = s.classes[i];
       if (t.what != c.what || t.launches != c.launches) throw Error("timeline: steps of different launches averaged");
       c.share += t.share;
-      c.wait += t.wait;
-      c.prepare += t.prepare;
-      c.work += t.work;
-      c.wake += t.wake;
-      c.late += t.late;
-      c.median_work += t.median_work;
+      const auto mine = per_launch(c);
+      const auto theirs = per_launch(t);
+      for (size_t v = 0; v < mine.size(); ++v) *mine[v] += *theirs[v];
     }
   }
   const double n = static_cast<double>(steps.size());
   out.step /= n;
   for (TimelineClass& c : out.classes) {
-    for (double* v : {&c.share, &c.wait, &c.prepare, &c.work, &c.wake, &c.late, &c.median_work}) *v /= n;
+    c.share /= n;
+    for (double* v : per_launch(c)) *v /= n;
   }
   return out;
 }
