@@ -206,9 +206,14 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
     rows.push_back(row);
   }
   setup.profile_positions = kProfilePositions;
-  if (plan.profile) {
+  // The profiled and the traced steps decode after the same prompt (the
+  // prefill profile in between leaves its own positions in the cache).
+  auto prompt_for_profile = [&] {
     gpu.reset();
     gpu.forward(test_tokens(kProfilePositions, vocab));
+  };
+  if (plan.profile) {
+    prompt_for_profile();
     for (const llm::KernelClassTime& k : gpu.profile_decode(20)) {
       setup.profile.push_back(ProfileEntry{k.what, k.launches, k.microseconds});
     }
@@ -219,8 +224,7 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
     }
   }
   if (plan.timeline) {
-    gpu.reset();
-    gpu.forward(test_tokens(kProfilePositions, vocab));
+    prompt_for_profile();
     setup.timeline = gpu.decode_timeline(20);
   }
   print_bench_setup(setup);

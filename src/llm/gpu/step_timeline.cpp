@@ -61,8 +61,9 @@ StepTimeline summarize_timeline(const std::vector<TracedLaunch>& launches) {
     const BlockStamps& crit = launch.blocks[critical];
     const auto released = static_cast<double>(crit[LLM_STAMP_RELEASED]);
     const auto last_done = static_cast<double>(crit[LLM_STAMP_DONE]);
-    if (index.emplace(launch.what, out.classes.size()).second) out.classes.push_back(TimelineClass{launch.what});
-    TimelineClass& c = out.classes[index[launch.what]];
+    const auto [at, added] = index.emplace(launch.what, out.classes.size());
+    if (added) out.classes.push_back(TimelineClass{launch.what});
+    TimelineClass& c = out.classes[at->second];
     ++c.launches;
     c.share += us(last_done - ready);
     c.wait += us(released - ready);
