@@ -33,25 +33,24 @@ void PrintTo(const LlmKernelFile& f, std::ostream* os) { *os << f.file << " for 
 std::vector<std::string> matvec_kernels() {
   std::vector<std::string> out;
   for (int act : {kActQ8x32, kActQ8K, kActF16, kActBF16, kActF32}) {
-    for (const char* epi : {"store", "add", "swiglu", "logits"}) {
-      out.push_back(std::string("matvec_") + act_kind_name(act) + "_" + epi);
-    }
+    for (const char* epi : {"store", "add", "swiglu", "logits"}) out.push_back(matvec_kernel_name(act, epi));
   }
   return out;
 }
 
-std::vector<std::string> gemm_kernels(const std::string& prefix) {
+// The prefill products with wgmma_tokens per CTA (0: mma.sync), as LlmKernels names them.
+std::vector<std::string> gemm_kernels(int wgmma_tokens) {
   std::vector<std::string> out;
-  for (const char* type : {"f16", "bf16"}) {
-    for (const char* epi : {"store", "add", "swiglu"}) out.push_back(prefix + type + "_" + epi);
+  for (bool bf16 : {false, true}) {
+    for (const char* epi : {"store", "add", "swiglu"}) out.push_back(gemm_kernel_name(bf16, epi, wgmma_tokens));
   }
   return out;
 }
 
 std::vector<LlmKernelFile> kernel_files() {
-  std::vector<std::string> wgmma = gemm_kernels("gemm_wg128_");
-  for (const std::string& k : gemm_kernels("gemm_wg256_")) wgmma.push_back(k);
-  std::vector<std::string> mma = gemm_kernels("gemm_w_");
+  std::vector<std::string> wgmma = gemm_kernels(128);
+  for (const std::string& k : gemm_kernels(256)) wgmma.push_back(k);
+  std::vector<std::string> mma = gemm_kernels(0);
   mma.push_back("add_partials");
   return {
       {"llm_matvec.cu", "sm_90", matvec_kernels(), true},

@@ -19,17 +19,26 @@ const char* act_kind_name(int act_kind) {
   }
 }
 
+std::string matvec_kernel_name(int act_kind, const std::string& epilogue) {
+  return std::string("matvec_") + act_kind_name(act_kind) + "_" + epilogue;
+}
+
+std::string gemm_kernel_name(bool bf16, const std::string& epilogue, int wgmma_tokens) {
+  const std::string suffix = std::string(bf16 ? "bf16_" : "f16_") + epilogue;
+  return (wgmma_tokens ? "gemm_wg" + std::to_string(wgmma_tokens) + "_" : std::string("gemm_w_")) + suffix;
+}
+
 LlmKernels::LlmKernels(gpu::Accelerator& acc, std::vector<std::string> defines)
     : acc_(acc), defines_(std::move(defines)) {}
 
 const gpu::Kernel& LlmKernels::matvec(int act_kind, const std::string& epilogue) {
-  return get("llm_matvec.cu", std::string("matvec_") + act_kind_name(act_kind) + "_" + epilogue);
+  return get("llm_matvec.cu", matvec_kernel_name(act_kind, epilogue));
 }
 
 const gpu::Kernel& LlmKernels::gemm(bool bf16, const std::string& epilogue, int wgmma_tokens) {
-  const std::string suffix = std::string(bf16 ? "bf16_" : "f16_") + epilogue;
-  if (wgmma_tokens) return get("llm_gemm_wgmma.cu", "gemm_wg" + std::to_string(wgmma_tokens) + "_" + suffix, "a");
-  return get("llm_gemm.cu", "gemm_w_" + suffix);
+  const std::string name = gemm_kernel_name(bf16, epilogue, wgmma_tokens);
+  if (wgmma_tokens) return get("llm_gemm_wgmma.cu", name, "a");
+  return get("llm_gemm.cu", name);
 }
 
 const gpu::Kernel& LlmKernels::get(const std::string& file, const std::string& name, const std::string& arch_suffix) {

@@ -53,5 +53,9 @@ class LlmKernels {
 
 // "q8x32", "q8k", "f16", "bf16", "f32".
 const char* act_kind_name(int act_kind);
+// The names LlmKernels loads matvec() and gemm() by (in llm_matvec.cu, and
+// llm_gemm.cu or, with wgmma_tokens, llm_gemm_wgmma.cu).
+std::string matvec_kernel_name(int act_kind, const std::string& epilogue);
+std::string gemm_kernel_name(bool bf16, const std::string& epilogue, int wgmma_tokens = 0);
 
 }  // namespace nvhcq::llm
