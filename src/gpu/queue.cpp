@@ -15,31 +15,41 @@ uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 void put_u32(uint8_t* base, uint32_t off, uint32_t v) { std::memcpy(base + off, &v, 4); }
 void put_u64(uint8_t* base, uint32_t off, uint64_t v) { std::memcpy(base + off, &v, 8); }
 
-// Sets the QMD's shared-memory size and the SM carve-out: at least the smallest
-// configuration that holds one CTA, at most the largest, and as target the
-// smallest that holds as many CTAs as registers and threads let an SM run at
-// once (so shared memory never lowers occupancy, and what it does not need
-// stays L1 cache), as the CUDA driver chooses by default.
-void set_shared_memory(Qmd& q, const hw::ArchParams& arch, const Program& p, const LaunchDims& dims) {
-  const hw::QmdLayout& l = q.layout();
-  const uint32_t shared_bytes = p.shared_bytes(dims);
-  q.set(l.shared_memory_size, shared_bytes);
+// The smallest SM carve-out (KiB) of arch that holds `bytes` of shared memory,
+// or its largest.
+uint32_t smallest_config_holding(const hw::ArchParams& arch, uint64_t bytes) {
+  for (uint32_t kib : arch.shared_configs_kib) {
+    if (kib != 0 && uint64_t{kib} * 1024 >= bytes) return kib;
+  }
+  return arch.shared_configs_kib.back();
+}
+
+// The carve-out a launch wants on its own: the smallest that holds as many of
+// its CTAs as registers and threads let an SM run at once (so shared memory
+// never lowers occupancy, and what it does not need stays L1 cache), as the
+// CUDA driver chooses by default.
+uint32_t wanted_carveout_kib(const hw::ArchParams& arch, const Program& p, const LaunchDims& dims) {
   const uint64_t threads = uint64_t{dims.block[0]} * dims.block[1] * dims.block[2];
   const uint64_t warps = (threads + 31) / 32;
   const uint64_t regs = std::max<uint32_t>(p.kernel().registers, 1);
   const uint64_t warp_regs = (regs * 32 + arch.register_alloc_unit - 1) / arch.register_alloc_unit * arch.register_alloc_unit;
   uint64_t ctas = std::min<uint64_t>(arch.max_ctas_per_sm, arch.max_threads_per_sm / std::max<uint64_t>(warps * 32, 1));
   ctas = std::min<uint64_t>(ctas, arch.registers_per_sm / std::max<uint64_t>(warp_regs * warps, 1));
-  const uint64_t wanted = std::max<uint64_t>(ctas, 1) * shared_bytes;
-  auto smallest_holding = [&](uint64_t bytes) {
-    for (uint32_t kib : arch.shared_configs_kib) {
-      if (kib != 0 && uint64_t{kib} * 1024 >= bytes) return kib;
-    }
-    return arch.shared_configs_kib.back();
-  };
+  return smallest_config_holding(arch, std::max<uint64_t>(ctas, 1) * p.shared_bytes(dims));
+}
+
+// Sets the QMD's shared-memory size and the SM carve-out: at least the smallest
+// configuration that holds one CTA, at most the largest, and as target
+// target_kib (or the smallest that holds one CTA, if larger).
+void set_shared_memory(Qmd& q, const hw::ArchParams& arch, const Program& p, const LaunchDims& dims,
+                       uint32_t target_kib) {
+  const hw::QmdLayout& l = q.layout();
+  const uint32_t shared_bytes = p.shared_bytes(dims);
+  q.set(l.shared_memory_size, shared_bytes);
+  const uint32_t min_kib = smallest_config_holding(arch, shared_bytes);
   // The encoding counts 4 KiB steps, plus one.
-  q.set(l.min_sm_config_shared_mem_size, smallest_holding(shared_bytes) / 4 + 1);
-  q.set(l.target_sm_config_shared_mem_size, smallest_holding(wanted) / 4 + 1);
+  q.set(l.min_sm_config_shared_mem_size, min_kib / 4 + 1);
+  q.set(l.target_sm_config_shared_mem_size, std::max(min_kib, target_kib) / 4 + 1);
   q.set(l.max_sm_config_shared_mem_size, arch.shared_configs_kib.back() / 4 + 1);
 }
 
@@ -117,6 +127,23 @@ void ComputeQueue::update_exec(size_t index, const KernelArgs* args, const Launc
   if (args != nullptr) c.params = c.program->pack(*args);
 }
 
+std::vector<uint32_t> ComputeQueue::carveout_targets(const hw::ArchParams& arch) const {
+  std::vector<uint32_t> kib(commands_.size(), 0);
+  size_t run = 0;  // first launch of the current run
+  uint32_t largest = 0;
+  for (size_t i = 0; i <= commands_.size(); ++i) {
+    const bool exec = i < commands_.size() && commands_[i].kind == Kind::kExec;
+    const bool joins = exec && commands_[i].self_ordered && i > 0 && commands_[i - 1].kind == Kind::kExec;
+    if (!joins) {
+      for (size_t j = run; j < i; ++j) kib[j] = commands_[j].kind == Kind::kExec ? largest : 0;
+      run = i;
+      largest = 0;
+    }
+    if (exec) largest = std::max(largest, wanted_carveout_kib(arch, *commands_[i].program, commands_[i].dims));
+  }
+  return kib;
+}
+
 PushBuffer ComputeQueue::encode(Device& device) const {
   PushBuffer pb;
   if (device.take_code_upload()) {
@@ -133,11 +160,13 @@ PushBuffer ComputeQueue::encode(Device& device) const {
   bool has_launch = false;
   for (const Command& c : commands_) has_launch = has_launch || c.kind == Kind::kExec;
   if (has_launch) pb.method(hw::kSubchCompute, hw::compute::INVALIDATE_SKED_CACHES, {0});
+  const std::vector<uint32_t> carveouts = carveout_targets(arch);
   uint8_t* previous_qmd_cpu = nullptr;  // set while the last command was a launch
   Qmd previous_qmd(*arch.qmd);
   bool launched_since_idle = false;
 
-  for (const Command& c : commands_) {
+  for (size_t i = 0; i < commands_.size(); ++i) {
+    const Command& c = commands_[i];
     if (encode_sync(device, c, drv::Engine::kCompute, pb)) {
       previous_qmd_cpu = nullptr;
       if (c.kind == Kind::kSignal) launched_since_idle = false;  // releases wait for idle
@@ -170,7 +199,7 @@ PushBuffer ComputeQueue::encode(Device& device) const {
     Qmd qmd = p.qmd_template();
     qmd.set_grid(c.dims.grid[0], c.dims.grid[1], c.dims.grid[2]);
     qmd.set_block(c.dims.block[0], c.dims.block[1], c.dims.block[2]);
-    set_shared_memory(qmd, arch, p, c.dims);
+    set_shared_memory(qmd, arch, p, c.dims, carveouts[i]);
     qmd.set(qmd.layout().shader_local_memory_high_size, device.local_memory_per_thread());
     qmd.set_constant_buffer(0, span.va, cbuf_bytes);
     uint8_t* qmd_cpu = span.cpu + cbuf_span;

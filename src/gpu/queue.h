@@ -21,6 +21,9 @@
 #include "gpu/signal.h"
 
 namespace nvhcq::gpu {
+namespace hw {
+struct ArchParams;
+}
 
 class Device;
 
@@ -90,6 +93,15 @@ class ComputeQueue : public HwQueue<ComputeQueue> {
   // Builds the pushbuffer (and writes QMDs and constant banks into the device's
   // argument ring) without submitting: for tests and graphs.
   PushBuffer encode(Device& device) const;
+
+  // The SM carve-out (KiB) each launch's QMD asks for, 0 for other commands. A
+  // launch alone wants the smallest that holds as many of its CTAs as an SM
+  // runs at once. A run of launches that may share SMs -- a launch and the
+  // self-ordered ones right behind it -- all ask for the largest any of them
+  // wants: an SM drains before its carve-out changes, so a block of the next
+  // launch could not start beside the last blocks of the one before
+  // (docs/perf-notes.md).
+  std::vector<uint32_t> carveout_targets(const hw::ArchParams& arch) const;
 };
 
 class CopyQueue : public HwQueue<CopyQueue> {

@@ -17,9 +17,11 @@
 // launch order: a waiting block only waits for blocks that were handed out
 // before it, and those wait only for earlier ones.
 //
-// Memory: a block's writes are made visible at GPU scope (__threadfence) before
-// it counts itself; the waiting thread's acquire load (which also drops the
-// SM's L1 lines) and the barrier after it order the block's later reads.
+// Memory: after a barrier, one thread counts the block with a release
+// reduction at GPU scope (red.release.gpu), which orders the block's writes
+// before the count without stalling the thread for them, so the block leaves
+// its SM at once; the waiting thread's acquire load (which also drops the SM's
+// L1 lines) and the barrier after it order the block's later reads.
 #pragma once
 
 #include "llm_device.cuh"
@@ -80,13 +82,24 @@ __device__ __forceinline__ uint32_t chain_wait(const LlmChainLink& link, const L
   return base;
 }
 
+// CHAIN_RELEASE_RED=0 counts with __threadfence and atomicAdd instead, the
+// thread waiting for the fence (for measurements: 0.4-1.2% slower decode on
+// the H200, docs/perf-notes.md).
+#ifndef CHAIN_RELEASE_RED
+#define CHAIN_RELEASE_RED 1
+#endif
+
 // Every thread of the block, after all of its writes: counts the block finished.
 __device__ __forceinline__ void chain_signal(const LlmChainLink& link, LlmStepState* state) {
   if (!link.chained) return;
   __syncthreads();
   chain_stamp(link, state, LLM_STAMP_DONE);
   if (threadIdx.x == 0) {
+#if defined(NVHCQ_KERNEL_EMULATION) || !CHAIN_RELEASE_RED
     __threadfence();
     atomicAdd(&state->chain_done, 1u);
+#else
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&state->chain_done) : "memory");
+#endif
   }
 }

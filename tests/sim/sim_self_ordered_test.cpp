@@ -76,6 +76,44 @@ TEST_P(SelfOrdered, ALaunchIsHandedOverOnItsOwnAndLaterOnesChainAgain) {
   EXPECT_TRUE(sim().log().violations().empty()) << sim().log().violations().front();
 }
 
+// Blocks of consecutive self-ordered launches share SMs, and an SM drains
+// before its carve-out changes: a launch and the self-ordered ones right
+// behind it all ask for the largest carve-out any of them wants. Launches in
+// order keep their own.
+TEST_P(SelfOrdered, LaunchesThatShareSmsAskForOneCarveOut) {
+  open();
+  gpu::Program inc = load("increment");
+  Buffer counter = dev->alloc(4096);
+  const uint32_t zero = 0;
+  dev->upload(counter, 0, &zero, 4);
+  Signal done = dev->new_signal(0);
+  auto dims = [](uint32_t shared) {
+    LaunchDims d;
+    d.dynamic_shared_bytes = shared;
+    return d;
+  };
+  ComputeQueue q;
+  q.exec(inc, KernelArgs().add(counter), dims(0))
+      .exec(inc, KernelArgs().add(counter), dims(0))
+      .exec(inc, KernelArgs().add(counter), dims(40 * 1024), true)
+      .exec(inc, KernelArgs().add(counter), dims(2 * 1024), true)
+      .exec(inc, KernelArgs().add(counter), dims(0))
+      .signal(done, 1);
+  const std::vector<uint32_t> kib = q.carveout_targets(dev->arch());
+  ASSERT_EQ(kib.size(), 6u);
+  EXPECT_EQ(kib[0], kib[4]) << "launches in order, alone, want the same";
+  EXPECT_GT(kib[2], kib[0]);
+  EXPECT_GE(uint64_t{kib[2]} * 1024, 40u * 1024);
+  EXPECT_EQ(kib[1], kib[2]) << "the launch the run follows";
+  EXPECT_EQ(kib[3], kib[2]) << "a self-ordered launch behind a larger one";
+  EXPECT_EQ(kib[5], 0u) << "not a launch";
+
+  q.submit(*dev);
+  dev->wait(done, 1);
+  EXPECT_EQ(read_u32(counter, 1)[0], 5u);
+  EXPECT_TRUE(sim().log().violations().empty()) << sim().log().violations().front();
+}
+
 INSTANTIATE_TEST_SUITE_P(Sim, SelfOrdered, ::testing::Values("rm", "tegra"), param_name);
 
 }  // namespace
