@@ -41,11 +41,23 @@ __device__ __forceinline__ LlmGpuMatrix segment_matrix(const LlmMatvecJob& job, 
   return seg == 0 ? job.m[0] : seg == 1 ? job.m[1] : job.m[2];
 }
 
+// The add epilogue's residual value of row row0 + lane (lane < R; 0 elsewhere
+// and for other epilogues), loaded when a warp starts the rows rather than
+// when it has their sums: the launches ahead wrote it, and the load's round
+// trip then overlaps the products instead of following them.
+template <int kEpi, int R>
+__device__ __forceinline__ float residual_of(const LlmMatvecJob& job, int row0) {
+  const int lane = threadIdx.x & 31;
+  if (kEpi != LLM_EPI_ADD || lane >= R) return 0.0f;
+  return ((const float*)job.out)[row0 + lane];
+}
+
 // The epilogue of R rows from row0 (lane i < R stores row row0 + i). `y` and,
-// for swiglu, `u` (the up rows) are warp sums, in every lane.
+// for swiglu, `u` (the up rows) are warp sums, in every lane; `residual` is
+// residual_of(row0) (add).
 template <int kEpi, int R>
 __device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, const float* y, const float* u,
-                                            unsigned long long* best) {
+                                            float residual, unsigned long long* best) {
   const int lane = threadIdx.x & 31;
   if (lane >= R) return;
   float* out = (float*)job.out;
@@ -64,7 +76,7 @@ __device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, c
     const float* bias = (const float*)(seg == 0 ? job.bias[0] : seg == 1 ? job.bias[1] : job.bias[2]);
     out[row] = bias ? v + bias[r] : v;
   } else if (kEpi == LLM_EPI_ADD) {
-    out[row] += v;
+    out[row] = residual + v;
   } else {
     out[row] = v;
     const unsigned long long k = argmax_key(v, row);
@@ -78,6 +90,7 @@ __device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned lo
   const int tasks = job.rows / R;
   for (int task = blockIdx.x * MV_WARPS + warp; task < tasks; task += gridDim.x * MV_WARPS) {
     const int row0 = task * R;
+    const float residual = residual_of<kEpi, R>(job, row0);
     float y[R], u[R];
     if (kEpi == LLM_EPI_SWIGLU) {
       rows_dot<kAct, R, false>(job.m[0], row0, a, 0, row_units(job.m[0], kAct), y);
@@ -87,7 +100,7 @@ __device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned lo
       const LlmGpuMatrix m = segment_matrix(job, segment_of(job, row0, &r));
       rows_dot<kAct, R, false>(m, r, a, 0, row_units(m, kAct), y);
     }
-    finish_rows<kEpi, R>(job, row0, y, u, best);
+    finish_rows<kEpi, R>(job, row0, y, u, residual, best);
   }
 }
 
@@ -146,6 +159,7 @@ __device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, u
   float y[R], u[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) y[r] = u[r] = 0.0f;
+  float residual = residual_of<kEpi, R>(job, first * R);
   Loaded cur[R][kU];
   Step now = step_at(0);
   load_round<kFormat, R, kU, false>(now.m, now.r, groups, now.g0, groups, cur);
@@ -169,9 +183,10 @@ __device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, u
         y[r] = warp_sum(y[r]);
         if (kMats == 2) u[r] = warp_sum(u[r]);
       }
-      finish_rows<kEpi, R>(job, (first + (s / per_task) * stride) * R, y, u, best);
+      finish_rows<kEpi, R>(job, (first + (s / per_task) * stride) * R, y, u, residual, best);
 #pragma unroll
       for (int r = 0; r < R; ++r) y[r] = u[r] = 0.0f;
+      if (s + 1 < steps) residual = residual_of<kEpi, R>(job, (first + (s / per_task + 1) * stride) * R);
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
