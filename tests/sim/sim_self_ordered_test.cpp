@@ -23,7 +23,23 @@ using gpu::KernelArgs;
 using gpu::LaunchDims;
 using gpu::Signal;
 
-class SelfOrdered : public SimDeviceTest {};
+class SelfOrdered : public SimDeviceTest {
+ protected:
+  // The "increment" kernel, a zeroed counter each of its launches adds one
+  // to, and a signal to wait for them with.
+  struct Increments {
+    gpu::Program inc;
+    Buffer counter;
+    Signal done;
+  };
+  Increments open_increments() {
+    open();
+    Increments r{load("increment"), dev->alloc(4096), dev->new_signal(0)};
+    const uint32_t zero = 0;
+    dev->upload(r.counter, 0, &zero, 4);
+    return r;
+  }
+};
 
 // The methods of a pushbuffer as the simulated host engine splits them:
 // (subchannel, method, data).
@@ -41,12 +57,7 @@ size_t count_of(const std::vector<std::array<uint32_t, 3>>& methods, uint32_t su
 }
 
 TEST_P(SelfOrdered, ALaunchIsHandedOverOnItsOwnAndLaterOnesChainAgain) {
-  open();
-  gpu::Program inc = load("increment");
-  Buffer counter = dev->alloc(4096);
-  const uint32_t zero = 0;
-  dev->upload(counter, 0, &zero, 4);
-  Signal done = dev->new_signal(0);
+  auto [inc, counter, done] = open_increments();
   auto record = [&](bool self_ordered) {
     ComputeQueue q;
     q.exec(inc, KernelArgs().add(counter), LaunchDims{})
@@ -81,12 +92,7 @@ TEST_P(SelfOrdered, ALaunchIsHandedOverOnItsOwnAndLaterOnesChainAgain) {
 // behind it all ask for the largest carve-out any of them wants. Launches in
 // order keep their own.
 TEST_P(SelfOrdered, LaunchesThatShareSmsAskForOneCarveOut) {
-  open();
-  gpu::Program inc = load("increment");
-  Buffer counter = dev->alloc(4096);
-  const uint32_t zero = 0;
-  dev->upload(counter, 0, &zero, 4);
-  Signal done = dev->new_signal(0);
+  auto [inc, counter, done] = open_increments();
   auto dims = [](uint32_t shared) {
     LaunchDims d;
     d.dynamic_shared_bytes = shared;
