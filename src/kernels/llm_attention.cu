@@ -1,7 +1,9 @@
 // Attention over an f16 KV cache (llm_jobs.cuh, LlmAttentionJob): one block per
 // (unit of query heads, split of the positions, token), each running
-// attention_block (llm_attention_block.cuh).
+// attention_block (llm_attention_block.cuh), or for decode in units of one
+// query head attention_head_decode (llm_attention_decode.cuh).
 #include "llm_attention_block.cuh"
+#include "llm_attention_decode.cuh"
 #include "llm_chain.cuh"
 
 extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_constant__ LlmAttentionJob job) {
@@ -12,15 +14,12 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
   chain_signal(job.chain, (LlmStepState*)job.state);
 }
 
-// The same for units of one query head (heads_per_block 1), a kernel of its
-// own so that it is not given the registers of eight heads' accumulators.
-// (Three blocks per SM asked for: without a bound ptxas chose 128 registers
-// and spilled once the chain wait and signal were in.)
-extern "C" __global__ void __launch_bounds__(AT_THREADS, 3) attention_head(const __grid_constant__ LlmAttentionJob job) {
-  __shared__ __align__(16) AttentionShared sh;
-  prefetch_kv(job, blockIdx.x, blockIdx.y);
-  chain_wait(job.chain, (const LlmStepState*)job.state);
-  attention_unit<1, CtaSync>(job, sh, blockIdx.x, blockIdx.y, blockIdx.z);
+// Decode with units of one query head (heads_per_block 1): a kernel of its
+// own, laid out for few round trips (llm_attention_decode.cuh).
+extern "C" __global__ void __launch_bounds__(LLM_ATTN_DECODE_THREADS, 1)
+    attention_head(const __grid_constant__ LlmAttentionJob job) {
+  __shared__ __align__(16) DecodeHeadShared sh;
+  attention_head_decode_unit(job, sh);
   chain_signal(job.chain, (LlmStepState*)job.state);
 }
 

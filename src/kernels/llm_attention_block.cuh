@@ -184,7 +184,9 @@ struct AttentionSpan {
 };
 __device__ __forceinline__ AttentionSpan attention_span(const LlmAttentionJob& job, int split, int token) {
   AttentionSpan s;
-  s.pos = ((const LlmStepState*)job.state)->pos + token;
+  // Through L2: attention_head_decode reads it before the wait, and this SM's
+  // L1 may hold the line from an earlier step.
+  s.pos = __ldcg(&((const LlmStepState*)job.state)->pos) + token;
   const int n_pos = s.pos + 1;
   s.active = min(job.splits, (n_pos + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
   const int chunk = (n_pos + s.active - 1) / s.active;
@@ -217,6 +219,44 @@ __device__ __forceinline__ void prefetch_kv(const LlmAttentionJob& job, int unit
       prefetch_l2((const char*)job.v_cache + head_base + t * row_bytes + off);
     }
   }
+}
+
+// Once a block has left its split's part in job.partial (the unnormalized
+// weighted values of its heads, then each head's (max, sum)), the last split
+// of the unit to finish merges every split's part into the output. Every
+// thread of the block (kThreads) calls it; `last_block` is shared memory.
+template <int kThreads, class Sync>
+__device__ void merge_attention_splits(const LlmAttentionJob& job, int unit, int active, int heads, size_t out_at,
+                                       bool& last_block) {
+  const int hd = job.head_dim, n_out = heads * hd, stride = n_out + 2 * heads;
+  __threadfence();
+  Sync::sync();
+  if (threadIdx.x == 0) {
+    unsigned* counter = (unsigned*)job.counters + unit;
+    last_block = atomicAdd(counter, 1u) == (unsigned)active - 1;
+  }
+  Sync::sync();
+  if (!last_block) return;
+  __threadfence();
+  // The other splits' parts come from L2 (__ldcg): this SM's L1 may hold stale
+  // lines of the same addresses from an earlier step.
+  const float* parts = (const float*)job.partial + (size_t)unit * job.splits * stride;
+  for (int o = threadIdx.x; o < n_out; o += kThreads) {
+    const int g = o / hd;
+    float m = NEG_INF;
+#pragma unroll 8
+    for (int s = 0; s < active; ++s) m = fmaxf(m, __ldcg(parts + (size_t)s * stride + n_out + 2 * g));
+    float num = 0.0f, den = 0.0f;
+#pragma unroll 8
+    for (int s = 0; s < active; ++s) {
+      const float* ps = parts + (size_t)s * stride;
+      const float w = expf(__ldcg(ps + n_out + 2 * g) - m);
+      num += __ldcg(ps + o) * w;
+      den += __ldcg(ps + n_out + 2 * g + 1) * w;
+    }
+    store_attention_out(job, out_at + o, num / den);
+  }
+  if (threadIdx.x == 0) ((unsigned*)job.counters)[unit] = 0;
 }
 
 // Block (unit, split, token) of AT_THREADS threads (threadIdx.x below
@@ -412,34 +452,7 @@ __device__ void attention_block(const LlmAttentionJob& job, AttentionShared& sh,
     part[n_out + 2 * threadIdx.x] = run_max[threadIdx.x];
     part[n_out + 2 * threadIdx.x + 1] = run_sum[threadIdx.x];
   }
-  __threadfence();
-  Sync::sync();
-  if (threadIdx.x == 0) {
-    unsigned* counter = (unsigned*)job.counters + unit;
-    last_block = atomicAdd(counter, 1u) == (unsigned)active - 1;
-  }
-  Sync::sync();
-  if (!last_block) return;
-  __threadfence();
-  // The other splits' parts come from L2 (__ldcg): this SM's L1 may hold stale
-  // lines of the same addresses from an earlier step.
-  const float* parts = (const float*)job.partial + (size_t)unit * job.splits * stride;
-  for (int o = threadIdx.x; o < n_out; o += AT_THREADS) {
-    const int g = o / hd;
-    float m = NEG_INF;
-#pragma unroll 8
-    for (int s = 0; s < active; ++s) m = fmaxf(m, __ldcg(parts + (size_t)s * stride + n_out + 2 * g));
-    float num = 0.0f, den = 0.0f;
-#pragma unroll 8
-    for (int s = 0; s < active; ++s) {
-      const float* ps = parts + (size_t)s * stride;
-      const float w = expf(__ldcg(ps + n_out + 2 * g) - m);
-      num += __ldcg(ps + o) * w;
-      den += __ldcg(ps + n_out + 2 * g + 1) * w;
-    }
-    store_attention_out(job, out_at + o, num / den);
-  }
-  if (threadIdx.x == 0) ((unsigned*)job.counters)[unit] = 0;
+  merge_attention_splits<AT_THREADS, Sync>(job, unit, active, heads, out_at, last_block);
 }
 
 // Units of an attention launch: heads_per_block query heads of one KV head each.

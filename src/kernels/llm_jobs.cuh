@@ -203,6 +203,14 @@ struct LlmStepParams {
 #define LLM_ATTN_MAX_GQA 8
 // Blocks per unit in decode attention.
 #define LLM_ATTN_MAX_SPLITS 32
+// Decode attention in units of one query head (attention_head): threads of a
+// block, and the 16-byte loads of key rows (and as many of value rows) each
+// lane has in flight per tile of positions.
+#define LLM_ATTN_DECODE_THREADS 256
+#define LLM_ATTN_DECODE_WARPS (LLM_ATTN_DECODE_THREADS / 32)
+#ifndef LLM_ATTN_DECODE_LOADS
+#define LLM_ATTN_DECODE_LOADS 4
+#endif
 // Shared memory of one attention block (AttentionShared, llm_attention_block.cuh).
 #define LLM_ATTN_SHARED_BYTES (25 * 1024 + 128)
 

@@ -178,10 +178,10 @@ struct Layer {
   }
 };
 
-// Runs `body` in every thread of a grid of attention blocks.
-std::string launch(emu::Dim3 grid, const std::function<void()>& body) {
+// Runs `body` in every thread of a grid of attention blocks (`threads` each).
+std::string launch(emu::Dim3 grid, const std::function<void()>& body, uint32_t threads = AT_THREADS) {
   emu::LaunchConfig cfg;
-  cfg.block = emu::Dim3{AT_THREADS, 1, 1};
+  cfg.block = emu::Dim3{threads, 1, 1};
   cfg.grid = grid;
   return emu::launch(cfg, body);
 }
@@ -221,6 +221,7 @@ TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
   job.counters = reinterpret_cast<uint64_t>(counters.data());
   job.n_tokens = 1;
   const emu::Dim3 grid{static_cast<uint32_t>(units), static_cast<uint32_t>(c.splits), 1};
+  const uint32_t threads = hpb == 1 ? LLM_ATTN_DECODE_THREADS : AT_THREADS;
   const auto kernel = [&] {
     if (hpb == 1) {
       attention_head(job);
@@ -255,12 +256,12 @@ TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
   if (units_per_kv > 1) {
     ASSERT_EQ(launch(grid, [&] {
                 if (blockIdx.x % units_per_kv != 0) kernel();
-              }),
+              }, threads),
               "");
     ASSERT_NO_FATAL_FAILURE(L.expect_cache(&k_before, &v_before));
     ASSERT_NO_FATAL_FAILURE(expect_out(false));
   }
-  ASSERT_EQ(launch(grid, kernel), "");
+  ASSERT_EQ(launch(grid, kernel, threads), "");
   ASSERT_NO_FATAL_FAILURE(L.expect_cache());
   ASSERT_NO_FATAL_FAILURE(expect_out(true));
   RecordProperty("worst_rel_error", std::to_string(worst));
@@ -277,7 +278,13 @@ INSTANTIATE_TEST_SUITE_P(
         DecodeCase{64, 4, 4, true, 64, 37, 4}, DecodeCase{128, 2, 1, true, 128, 600, 4},
         DecodeCase{128, 2, 2, false, 64, 37, 4}, DecodeCase{128, 4, 1, false, 128, 511, 2},
         DecodeCase{128, 4, 2, true, 96, 37, 4}, DecodeCase{128, 4, 4, true, 128, 600, 4},
-        DecodeCase{256, 2, 2, false, 256, 600, 4}, DecodeCase{256, 4, 4, true, 128, 37, 4}),
+        DecodeCase{256, 2, 2, false, 256, 600, 4}, DecodeCase{256, 4, 4, true, 128, 37, 4},
+        // Units of one head (attention_head), whose tiles are 128 / 64 / 32
+        // positions at hd 64 / 128 / 256: the new position alone, several
+        // tiles in one split, a tile that ends past the last position.
+        DecodeCase{64, 2, 1, false, 48, 0, 4}, DecodeCase{64, 2, 1, true, 64, 300, 1},
+        DecodeCase{128, 4, 1, true, 128, 200, 1}, DecodeCase{256, 2, 1, true, 128, 37, 4},
+        DecodeCase{256, 4, 1, false, 256, 130, 1}),
     [](const auto& info) {
       const DecodeCase& c = info.param;
       return "hd" + std::to_string(c.hd) + "_gqa" + std::to_string(c.n_gqa) + "_unit" +

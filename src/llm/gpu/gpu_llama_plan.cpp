@@ -285,7 +285,7 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
 
     LlmAttentionJob aj = decode_attention_job(l);
     gpu::LaunchDims ad;
-    ad.block[0] = LLM_ATTN_THREADS;
+    ad.block[0] = attention_heads_ == 1 ? LLM_ATTN_DECODE_THREADS : LLM_ATTN_THREADS;
     ad.grid[0] = c.n_head / static_cast<uint32_t>(attention_heads_);
     ad.grid[1] = static_cast<uint32_t>(splits_);
     aj.chain = chain.next(ad);

@@ -1,0 +1,247 @@
+// Decode attention of one query head per block (LlmAttentionJob with
+// heads_per_block 1 and one token; the attention_head kernel). What bounds a
+// decode attention launch is its chain of dependent round trips, not its few
+// hundred kilobytes, so this block is laid out for few of them:
+//   - The cached keys and values of its first tile of positions are loaded into
+//     registers before the block waits for the Q/K/V launch: rows before the
+//     token's position were written by earlier steps and do not change, and the
+//     position itself is final before a step starts (finish_step advances it,
+//     and a step's submission begins after the previous one has ended).
+//   - A key or value row is read by the lanes of a row group together (16 bytes,
+//     eight dimensions each), so one warp load covers whole rows and each lane
+//     keeps LLM_ATTN_DECODE_LOADS loads of keys and as many of values in flight.
+//   - Each warp keeps its own online softmax over its positions; the warps'
+//     (max, sum, weighted values) are combined once, at the end.
+// The rotated query and the new key and value (the token's own position) come
+// from the Q/K/V launch after the wait, in one round trip.
+#pragma once
+
+#include "llm_attention_block.cuh"
+
+// Decoded f16 values of one 16-byte piece of a key or value row.
+__device__ __forceinline__ void unpack_half8(const uint4& w, float (&f)[8]) {
+  const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = half_to_float((uint16_t)(u[i] & 0xffffu));
+    f[2 * i + 1] = half_to_float((uint16_t)(u[i] >> 16));
+  }
+}
+
+// The block's shared memory.
+struct DecodeHeadShared {
+  float q[AT_MAX_HD];  // the rotated query
+  // The new position's rotated key and value, as the cache holds them (the
+  // block that appends them may run after this one).
+  __align__(16) uint16_t k_new[AT_MAX_HD];
+  __align__(16) uint16_t v_new[AT_MAX_HD];
+  float warp_max[LLM_ATTN_DECODE_WARPS], warp_sum[LLM_ATTN_DECODE_WARPS];
+  float warp_acc[LLM_ATTN_DECODE_WARPS][AT_MAX_HD];
+  bool last_block;
+};
+
+// Block (query head blockIdx.x, split blockIdx.y) of LLM_ATTN_DECODE_THREADS
+// threads; kDpl = head_dim / 32. Waits for the launches ahead itself (after
+// its early loads); the caller counts the block finished.
+template <int kDpl>
+__device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShared& sh) {
+  enum {
+    kHd = 32 * kDpl,
+    kRowLanes = kHd / 8,                          // lanes that read one row, 8 dimensions each
+    kRowsPerLoad = 32 / kRowLanes,                // positions one warp load covers
+    kLoads = LLM_ATTN_DECODE_LOADS,               // per lane, keys and values each
+    kTile = LLM_ATTN_DECODE_WARPS * kRowsPerLoad * kLoads,  // positions per tile
+  };
+  const int head = blockIdx.x, split = blockIdx.y;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int piece = lane % kRowLanes, sub = lane / kRowLanes;  // dims [8 piece, 8 piece + 8) of row `sub`
+  const int n_gqa = job.n_head / job.n_kv, kvh = head / n_gqa;
+  const AttentionSpan span = attention_span(job, split, 0);
+  const int pos = span.pos, t0 = span.t0, t1 = span.t1;
+  const bool active = split < span.active;
+  const size_t head_base = (size_t)kvh * job.capacity * kHd;
+  const uint16_t* k_cache = (const uint16_t*)job.k_cache + head_base + 8 * piece;
+  const uint16_t* v_cache = (const uint16_t*)job.v_cache + head_base + 8 * piece;
+  // Position of load j of a tile, for this lane (warps interleaved, so that a
+  // short context still spreads over all of them).
+  auto position = [=](int tile, int j) { return tile + (j * LLM_ATTN_DECODE_WARPS + warp) * kRowsPerLoad + sub; };
+
+  // Before the wait: the first tile's cached rows (never the new position's,
+  // which is not in the cache yet), the rest of the range asked of L2, and
+  // this thread's RoPE pair.
+  uint4 kraw[kLoads], vraw[kLoads];
+  if (active) {
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      const int t = position(t0, j);
+      if (t < t1 && t < pos) {
+        kraw[j] = __ldcg((const uint4*)(k_cache + (size_t)t * kHd));
+        vraw[j] = __ldcg((const uint4*)(v_cache + (size_t)t * kHd));
+      }
+    }
+    if (job.chain.chained) {
+      const int end = min(min(t1, pos), t0 + AT_PREFETCH_POSITIONS);
+      for (int t = t0 + kTile + threadIdx.x; t < end; t += LLM_ATTN_DECODE_THREADS) {
+        for (int off = 0; off < 2 * kHd; off += 128) {
+          prefetch_l2((const char*)job.k_cache + 2 * (head_base + (size_t)t * kHd) + off);
+          prefetch_l2((const char*)job.v_cache + 2 * (head_base + (size_t)t * kHd) + off);
+        }
+      }
+    }
+  }
+  // Threads [0, kHd / 2) rotate a pair of the query; [kHd / 2, kHd), where the
+  // block holds the new position, a pair of the key (and take the value's).
+  const bool has_new = active && job.append && t0 <= pos && pos < t1;
+  const int pair = threadIdx.x % (kHd / 2);
+  const bool rotates_q = threadIdx.x < kHd / 2, rotates_k = has_new && !rotates_q && threadIdx.x < kHd;
+  int d0, d1;
+  pair_dims(pair, job.n_rot, job.neox, &d0, &d1);
+  const bool rotated = pair < job.n_rot / 2;
+  float2 cs = make_float2(1.0f, 0.0f);
+  if (active && (rotates_q || rotates_k) && rotated) cs = ((const float2*)job.rope)[(size_t)pos * (job.n_rot / 2) + pair];
+
+  chain_wait(job.chain, (const LlmStepState*)job.state);
+  if (!active) return;
+
+  const float* qkv = (const float*)job.qkv;
+  if (rotates_q) {
+    const float* src = qkv + (size_t)head * kHd;
+    float a = __ldcg(src + d0), b = __ldcg(src + d1);
+    if (rotated) rotate(a, b, cs);
+    sh.q[d0] = a;
+    sh.q[d1] = b;
+  } else if (rotates_k) {
+    const float* k = qkv + (size_t)(job.n_head + kvh) * kHd;
+    const float* v = qkv + (size_t)(job.n_head + job.n_kv + kvh) * kHd;
+    float a = __ldcg(k + d0), b = __ldcg(k + d1);
+    const float va = __ldcg(v + d0), vb = __ldcg(v + d1);
+    if (rotated) rotate(a, b, cs);
+    const uint16_t ka = float_to_half(a), kb = float_to_half(b), ha = float_to_half(va), hb = float_to_half(vb);
+    sh.k_new[d0] = ka;
+    sh.k_new[d1] = kb;
+    sh.v_new[d0] = ha;
+    sh.v_new[d1] = hb;
+    if (head % n_gqa == 0) {  // the KV head's first query head appends
+      uint16_t* kc = (uint16_t*)job.k_cache + head_base + (size_t)pos * kHd;
+      uint16_t* vc = (uint16_t*)job.v_cache + head_base + (size_t)pos * kHd;
+      kc[d0] = ka;
+      kc[d1] = kb;
+      vc[d0] = ha;
+      vc[d1] = hb;
+    }
+  }
+  __syncthreads();
+  chain_stamp(job.chain, (const LlmStepState*)job.state, LLM_STAMP_PREPARED);
+
+  float q[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) q[i] = sh.q[8 * piece + i];
+  // This warp's online softmax: running max (every lane holds it), the sum of
+  // its positions' weights (lanes of piece 0 count a position once) and this
+  // lane's eight dimensions of the weighted values of its row group.
+  float run_max = NEG_INF, run_sum = 0.0f, acc[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
+
+  for (int tile = t0; tile < t1; tile += kTile) {
+    if (tile != t0) {
+#pragma unroll
+      for (int j = 0; j < kLoads; ++j) {
+        const int t = position(tile, j);
+        if (t < t1 && t < pos) {
+          kraw[j] = __ldcg((const uint4*)(k_cache + (size_t)t * kHd));
+          vraw[j] = __ldcg((const uint4*)(v_cache + (size_t)t * kHd));
+        }
+      }
+    }
+    float s[kLoads];
+    float tile_max = NEG_INF;
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      const int t = position(tile, j);
+      if (t == pos) kraw[j] = *(const uint4*)(sh.k_new + 8 * piece);
+      float k[8];
+      unpack_half8(kraw[j], k);
+      float dot = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) dot += q[i] * k[i];
+#pragma unroll
+      for (int o = 1; o < kRowLanes; o <<= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+      s[j] = t < t1 ? dot * job.scale : NEG_INF;
+      tile_max = fmaxf(tile_max, s[j]);
+    }
+    tile_max = warp_max(tile_max);
+    if (tile_max == NEG_INF) continue;  // none of this warp's positions (warp-uniform)
+    const float m_new = fmaxf(run_max, tile_max);
+    const float corr = expf(run_max - m_new);
+    run_max = m_new;
+    run_sum *= corr;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[i] *= corr;
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      const int t = position(tile, j);
+      if (t >= t1) continue;
+      const float e = expf(s[j] - m_new);
+      if (piece == 0) run_sum += e;
+      float v[8];
+      if (t == pos) vraw[j] = *(const uint4*)(sh.v_new + 8 * piece);
+      unpack_half8(vraw[j], v);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[i] += e * v[i];
+    }
+  }
+
+  // The warp's row groups summed, then the warps' parts combined.
+#pragma unroll
+  for (int o = kRowLanes; o < 32; o <<= 1) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], o);
+  }
+  run_sum = warp_sum(run_sum);
+  if (sub == 0) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) sh.warp_acc[warp][8 * piece + i] = acc[i];
+  }
+  if (lane == 0) {
+    sh.warp_max[warp] = run_max;
+    sh.warp_sum[warp] = run_sum;
+  }
+  __syncthreads();
+  float m = NEG_INF;
+#pragma unroll
+  for (int w = 0; w < LLM_ATTN_DECODE_WARPS; ++w) m = fmaxf(m, sh.warp_max[w]);
+  const size_t out_at = (size_t)head * kHd;
+  const int o = threadIdx.x;
+  float num = 0.0f, den = 0.0f;
+  if (o < kHd) {
+#pragma unroll
+    for (int w = 0; w < LLM_ATTN_DECODE_WARPS; ++w) {
+      if (sh.warp_max[w] == NEG_INF) continue;  // a warp without positions
+      const float c = expf(sh.warp_max[w] - m);
+      num += sh.warp_acc[w][o] * c;
+      den += sh.warp_sum[w] * c;
+    }
+  }
+  if (span.active == 1) {
+    if (o < kHd) store_attention_out(job, out_at + o, num / den);
+    return;
+  }
+  // Leave this split's part (weighted values, max, sum) for the unit's merge.
+  float* part = (float*)job.partial + ((size_t)head * job.splits + split) * (kHd + 2);
+  if (o < kHd) part[o] = num;
+  if (o == 0) {
+    part[kHd] = m;
+    part[kHd + 1] = den;
+  }
+  merge_attention_splits<LLM_ATTN_DECODE_THREADS, CtaSync>(job, head, span.active, 1, out_at, sh.last_block);
+}
+
+// attention_head_decode for the job's head size.
+__device__ __forceinline__ void attention_head_decode_unit(const LlmAttentionJob& job, DecodeHeadShared& sh) {
+  switch (job.head_dim) {
+    case 64: attention_head_decode<2>(job, sh); break;
+    case 128: attention_head_decode<4>(job, sh); break;
+    default: attention_head_decode<8>(job, sh); break;
+  }
+}
