@@ -19,150 +19,185 @@ struct ActView {
 // step other SMs wrote it since this SM last read it, and L1 is not coherent.
 __device__ __forceinline__ float4 load_input4(const float* p) { return __ldcg((const float4*)p); }
 
-// 1 / sqrt(mean(x^2) + eps), the sum of squares in double as on the CPU.
+// The block's sum of every thread's `part` (all threads get it).
 template <int kThreads, class Sync>
-__device__ float block_rms_scale(const float* x, int n, float eps, double* red) {
-  double ss = 0.0;
-  for (int i = threadIdx.x * 4; i < n; i += kThreads * 4) {
-    const float4 v = load_input4(x + i);
-    ss += (double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z + (double)v.w * v.w;
-  }
+__device__ double block_sum(double part, double* red) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+  for (int o = 16; o > 0; o >>= 1) part += __shfl_xor_sync(0xffffffffu, part, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = part;
   Sync::sync();
   double total = 0.0;
 #pragma unroll
   for (int w = 0; w < kThreads / 32; ++w) total += red[w];
   Sync::sync();
-  return (float)(1.0 / sqrt(total / n + (double)eps));
+  return total;
 }
 
-// Four consecutive inputs from i, normalized as the CPU does: (x * scale) * w.
-__device__ __forceinline__ float4 act_values4(const float* x, const float* norm, float scale, int i) {
-  float4 v = load_input4(x + i);
-  if (norm) {
-    const float4 w = *(const float4*)(norm + i);
-    v.x = __fmul_rn(__fmul_rn(v.x, scale), w.x);
-    v.y = __fmul_rn(__fmul_rn(v.y, scale), w.y);
-    v.z = __fmul_rn(__fmul_rn(v.z, scale), w.z);
-    v.w = __fmul_rn(__fmul_rn(v.w, scale), w.w);
-  }
+// The sum of squares of four inputs, in double as on the CPU.
+__device__ __forceinline__ double squares4(float4 v) {
+  return (double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z + (double)v.w * v.w;
+}
+
+// RMSNorm's 1 / sqrt(mean(x^2) + eps) from the sum of squares of n inputs.
+__device__ __forceinline__ float rms_scale(double sum_squares, int n, float eps) {
+  return (float)(1.0 / sqrt(sum_squares / n + (double)eps));
+}
+
+template <int kThreads, class Sync>
+__device__ float block_rms_scale(const float* x, int n, float eps, double* red) {
+  double ss = 0.0;
+  for (int i = threadIdx.x * 4; i < n; i += kThreads * 4) ss += squares4(load_input4(x + i));
+  return rms_scale(block_sum<kThreads, Sync>(ss, red), n, eps);
+}
+
+// Four inputs normalized as the CPU does: (x * scale) * w.
+__device__ __forceinline__ float4 normalized4(float4 v, float4 w, float scale) {
+  v.x = __fmul_rn(__fmul_rn(v.x, scale), w.x);
+  v.y = __fmul_rn(__fmul_rn(v.y, scale), w.y);
+  v.z = __fmul_rn(__fmul_rn(v.z, scale), w.z);
+  v.w = __fmul_rn(__fmul_rn(v.w, scale), w.w);
   return v;
+}
+
+// Four consecutive inputs from i, normalized when there is a norm.
+__device__ __forceinline__ float4 act_values4(const float* x, const float* norm, float scale, int i) {
+  const float4 v = load_input4(x + i);
+  return norm ? normalized4(v, *(const float4*)(norm + i), scale) : v;
 }
 
 __device__ __forceinline__ uint32_t pack_i8x4(int a, int b, int c, int d) {
   return (uint32_t)(a & 0xff) | ((uint32_t)(b & 0xff) << 8) | ((uint32_t)(c & 0xff) << 16) | ((uint32_t)d << 24);
 }
 
-// ggml's Q8_0/Q8_1: per group of 32, d = amax / 127, q = round(x / d). Eight
-// lanes share a group (four values each), so a warp does four groups at once.
-template <int kThreads>
-__device__ void prep_q8x32(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
+// Where each kind's arrays live in the block's shared memory.
+__device__ __forceinline__ ActView q8x32_view(uint8_t* smem, int cols) {
+  ActView v{};
   const int groups = cols / LLM_GROUP;
-  int8_t* q = (int8_t*)smem;
-  float* d = (float*)(smem + cols);
-  float* s = d + groups;
-  int* sum = (int*)(s + groups);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int base = warp * 128; base < cols; base += kThreads * 4) {
-    const int i = base + 4 * lane;
-    const bool here = i < cols;  // groups end on 8-lane boundaries: all or none of them
-    const float4 val = here ? act_values4(x, norm, scale, i) : make_float4(0.f, 0.f, 0.f, 0.f);
-    float amax = fmaxf(fmaxf(fabsf(val.x), fabsf(val.y)), fmaxf(fabsf(val.z), fabsf(val.w)));
+  v.q = (const int8_t*)smem;
+  v.d = (const float*)(smem + cols);
+  v.s = v.d + groups;
+  v.sum = (const int*)(v.s + groups);
+  return v;
+}
+__device__ __forceinline__ ActView q8k_view(uint8_t* smem, int cols) {
+  ActView v{};
+  v.q = (const int8_t*)smem;
+  v.d = (const float*)(smem + cols);
+  v.sum = (const int*)(v.d + cols / LLM_SUPER);
+  return v;
+}
+
+// ggml's Q8_0/Q8_1: per group of 32, d = amax / 127, q = round(x / d). Eight
+// lanes share a group (four values each, from i), so a warp does four groups
+// at once; every lane of the warp calls it, `here` for the lanes whose values
+// exist (groups end on 8-lane boundaries: all or none of a group's lanes).
+__device__ __forceinline__ void q8x32_quad(float4 val, int i, bool here, const ActView& v) {
+  const int lane = threadIdx.x & 31;
+  float amax = fmaxf(fmaxf(fabsf(val.x), fabsf(val.y)), fmaxf(fabsf(val.z), fabsf(val.w)));
 #pragma unroll
-    for (int o = 4; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    const float dd = amax / 127.0f;
-    const float id = dd != 0.0f ? 1.0f / dd : 0.0f;
-    const int q0 = (int)roundf(__fmul_rn(val.x, id)), q1 = (int)roundf(__fmul_rn(val.y, id));
-    const int q2 = (int)roundf(__fmul_rn(val.z, id)), q3 = (int)roundf(__fmul_rn(val.w, id));
-    int total = q0 + q1 + q2 + q3;
+  for (int o = 4; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  const float dd = amax / 127.0f;
+  const float id = dd != 0.0f ? 1.0f / dd : 0.0f;
+  const int q0 = (int)roundf(__fmul_rn(val.x, id)), q1 = (int)roundf(__fmul_rn(val.y, id));
+  const int q2 = (int)roundf(__fmul_rn(val.z, id)), q3 = (int)roundf(__fmul_rn(val.w, id));
+  int total = q0 + q1 + q2 + q3;
 #pragma unroll
-    for (int o = 4; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
-    if (here) {
-      *(uint32_t*)(q + i) = pack_i8x4(q0, q1, q2, q3);
-      if ((lane & 7) == 0) {
-        const int g = i / LLM_GROUP;
-        d[g] = half_to_float(float_to_half(dd));
-        s[g] = half_to_float(float_to_half(__fmul_rn((float)total, dd)));
-        sum[g] = total;
-      }
-    }
+  for (int o = 4; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
+  if (!here) return;
+  *(uint32_t*)(v.q + i) = pack_i8x4(q0, q1, q2, q3);
+  if ((lane & 7) == 0) {
+    const int g = i / LLM_GROUP;
+    ((float*)v.d)[g] = half_to_float(float_to_half(dd));
+    ((float*)v.s)[g] = half_to_float(float_to_half(__fmul_rn((float)total, dd)));
+    ((int*)v.sum)[g] = total;
   }
-  v->q = q;
-  v->d = d;
-  v->s = s;
-  v->sum = sum;
 }
 
 // ggml's Q8_K: per 256, the signed value of largest magnitude (the first on
 // ties) sets iscale = -127 / max; q = min(127, rint(iscale * x)); d = 1 / iscale;
-// plus the sums of each 16. One warp per super-block, eight values per lane.
+// plus the sums of each 16. One warp per super-block (every lane calls it),
+// eight values per lane: vals are values 8 lane .. 8 lane + 7 of super-block sb.
+__device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const ActView& v) {
+  const int lane = threadIdx.x & 31;
+  const int i = sb * LLM_SUPER + 8 * lane;
+  int8_t* q = (int8_t*)v.q;
+  float* d = (float*)v.d;
+  int* bsum = (int*)v.sum;
+  // (|x| bits << 32) | ~index: the largest magnitude, the smallest index among equals.
+  unsigned long long key = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const unsigned long long k =
+        ((unsigned long long)__float_as_uint(fabsf(vals[j])) << 32) | (0xffffffffu - (uint32_t)(8 * lane + j));
+    key = k > key ? k : key;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const unsigned long long other = __shfl_xor_sync(0xffffffffu, key, o);
+    key = other > key ? other : key;
+  }
+  const int best = (int)(0xffffffffu - (uint32_t)(key & 0xffffffffu));
+  float mine = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) mine = (j == (best & 7)) ? vals[j] : mine;
+  const float max = __shfl_sync(0xffffffffu, mine, best >> 3);
+  if ((key >> 32) == 0) {  // all zero
+    *(uint2*)(q + i) = make_uint2(0, 0);
+    if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = 0;
+    if (lane == 0) d[sb] = 0.0f;
+    return;
+  }
+  const float iscale = -127.0f / max;
+  int qi[8];
+  int part = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int t = __float2int_rn(__fmul_rn(iscale, vals[j]));
+    qi[j] = t < 127 ? t : 127;
+    part += qi[j];
+  }
+  *(uint2*)(q + i) = make_uint2(pack_i8x4(qi[0], qi[1], qi[2], qi[3]), pack_i8x4(qi[4], qi[5], qi[6], qi[7]));
+  // A sub-block of 16 is two lanes.
+  part += __shfl_xor_sync(0xffffffffu, part, 1);
+  if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = part;
+  if (lane == 0) d[sb] = 1.0f / iscale;
+}
+
+__device__ __forceinline__ void half_quad(float4 val, int i, uint16_t* h, bool bf16) {
+  const float f[4] = {val.x, val.y, val.z, val.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) h[i + j] = bf16 ? float_to_bf16(f[j]) : float_to_half(f[j]);
+}
+
+// The kinds from the input in global memory, pass after pass.
+template <int kThreads>
+__device__ void prep_q8x32(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
+  *v = q8x32_view(smem, cols);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int base = warp * 128; base < cols; base += kThreads * 4) {
+    const int i = base + 4 * lane;
+    const bool here = i < cols;
+    q8x32_quad(here ? act_values4(x, norm, scale, i) : make_float4(0.f, 0.f, 0.f, 0.f), i, here, *v);
+  }
+}
+
 template <int kThreads>
 __device__ void prep_q8k(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
-  const int supers = cols / LLM_SUPER;
-  int8_t* q = (int8_t*)smem;
-  float* d = (float*)(smem + cols);
-  int* bsum = (int*)(d + supers);
+  *v = q8k_view(smem, cols);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int sb = warp; sb < supers; sb += kThreads / 32) {
+  for (int sb = warp; sb < cols / LLM_SUPER; sb += kThreads / 32) {
     const int i = sb * LLM_SUPER + 8 * lane;
     const float4 a = act_values4(x, norm, scale, i), b = act_values4(x, norm, scale, i + 4);
     const float vals[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    // (|x| bits << 32) | ~index: the largest magnitude, the smallest index among equals.
-    unsigned long long key = 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const unsigned long long k =
-          ((unsigned long long)__float_as_uint(fabsf(vals[j])) << 32) | (0xffffffffu - (uint32_t)(8 * lane + j));
-      key = k > key ? k : key;
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const unsigned long long other = __shfl_xor_sync(0xffffffffu, key, o);
-      key = other > key ? other : key;
-    }
-    const int best = (int)(0xffffffffu - (uint32_t)(key & 0xffffffffu));
-    float mine = 0.0f;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) mine = (j == (best & 7)) ? vals[j] : mine;
-    const float max = __shfl_sync(0xffffffffu, mine, best >> 3);
-    if ((key >> 32) == 0) {  // all zero
-      *(uint2*)(q + i) = make_uint2(0, 0);
-      if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = 0;
-      if (lane == 0) d[sb] = 0.0f;
-      continue;
-    }
-    const float iscale = -127.0f / max;
-    int qi[8];
-    int part = 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int t = __float2int_rn(__fmul_rn(iscale, vals[j]));
-      qi[j] = t < 127 ? t : 127;
-      part += qi[j];
-    }
-    *(uint2*)(q + i) = make_uint2(pack_i8x4(qi[0], qi[1], qi[2], qi[3]), pack_i8x4(qi[4], qi[5], qi[6], qi[7]));
-    // A sub-block of 16 is two lanes.
-    part += __shfl_xor_sync(0xffffffffu, part, 1);
-    if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = part;
-    if (lane == 0) d[sb] = 1.0f / iscale;
+    q8k_super(vals, sb, *v);
   }
-  v->q = q;
-  v->d = d;
-  v->sum = bsum;
 }
 
 template <int kThreads>
 __device__ void prep_half(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v,
                           bool bf16) {
   uint16_t* h = (uint16_t*)smem;
-  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) {
-    const float4 val = act_values4(x, norm, scale, i);
-    const float f[4] = {val.x, val.y, val.z, val.w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) h[i + j] = bf16 ? float_to_bf16(f[j]) : float_to_half(f[j]);
-  }
+  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) half_quad(act_values4(x, norm, scale, i), i, h, bf16);
   v->h = h;
 }
 
@@ -173,12 +208,86 @@ __device__ void prep_f32(const float* x, const float* norm, float scale, int col
   v->f = f;
 }
 
+// A normalized input of up to ACT_HELD_VECS * 4 * kThreads values (the
+// residual stream ahead of every RMSNorm) is loaded once: each thread keeps
+// its values and their norm weights in registers from the sum of squares to
+// the quantization, instead of reading the input from L2 a second time after
+// the block's reduction. Thread order: value k of a thread is the one its
+// kind's pass k would take (Q8_K: two per super-block of its warp).
+#ifndef ACT_HELD_VECS
+#define ACT_HELD_VECS 4
+#endif
+template <int kAct, int kThreads>
+__device__ __forceinline__ int held_index(int k) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (kAct == kActQ8K) return (warp + (kThreads / 32) * (k >> 1)) * LLM_SUPER + 8 * lane + 4 * (k & 1);
+  return 4 * threadIdx.x + 4 * kThreads * k;
+}
+
+template <int kAct, int kThreads, class Sync>
+__device__ ActView prepare_held(const float* x, const float* norm, float eps, int cols, uint8_t* smem, double* red) {
+  float4 val[ACT_HELD_VECS], w[ACT_HELD_VECS];
+  double ss = 0.0;
+#pragma unroll
+  for (int k = 0; k < ACT_HELD_VECS; ++k) {
+    const int i = held_index<kAct, kThreads>(k);
+    val[k] = w[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (i < cols) {
+      val[k] = load_input4(x + i);
+      w[k] = *(const float4*)(norm + i);
+    }
+  }
+  // Summed in k order, as the loads came (the order only changes the double's last bits).
+#pragma unroll
+  for (int k = 0; k < ACT_HELD_VECS; ++k) ss += squares4(val[k]);
+  const float scale = rms_scale(block_sum<kThreads, Sync>(ss, red), cols, eps);
+#pragma unroll
+  for (int k = 0; k < ACT_HELD_VECS; ++k) val[k] = normalized4(val[k], w[k], scale);
+
+  ActView a{};
+  const int lane = threadIdx.x & 31;
+  if (kAct == kActQ8K) {
+    a = q8k_view(smem, cols);
+#pragma unroll
+    for (int k = 0; k < ACT_HELD_VECS; k += 2) {
+      const int sb = held_index<kAct, kThreads>(k) / LLM_SUPER;  // the same for the warp's lanes
+      if (sb >= cols / LLM_SUPER) break;
+      const float vals[8] = {val[k].x, val[k].y, val[k].z, val[k].w, val[k + 1].x, val[k + 1].y, val[k + 1].z, val[k + 1].w};
+      q8k_super(vals, sb, a);
+    }
+  } else if (kAct == kActQ8x32) {
+    a = q8x32_view(smem, cols);
+#pragma unroll
+    for (int k = 0; k < ACT_HELD_VECS; ++k) {
+      const int i = held_index<kAct, kThreads>(k);
+      if (i - 4 * lane >= cols) break;  // the warp's first value: the warp takes part or leaves
+      q8x32_quad(val[k], i, i < cols, a);
+    }
+  } else if (kAct == kActF16 || kAct == kActBF16) {
+    a.h = (const uint16_t*)smem;
+#pragma unroll
+    for (int k = 0; k < ACT_HELD_VECS; ++k) {
+      const int i = held_index<kAct, kThreads>(k);
+      if (i < cols) half_quad(val[k], i, (uint16_t*)smem, kAct == kActBF16);
+    }
+  } else {
+    a.f = (const float*)smem;
+#pragma unroll
+    for (int k = 0; k < ACT_HELD_VECS; ++k) {
+      const int i = held_index<kAct, kThreads>(k);
+      if (i < cols) *(float4*)(smem + 4 * i) = val[k];
+    }
+  }
+  return a;
+}
+
 // The block's activations of kind kAct in shared memory (callers sync after).
 template <int kAct, int kThreads, class Sync = CtaSync>
 __device__ ActView prepare_activations(const float* x, const float* norm, float eps, int cols, uint8_t* smem,
                                        double* red) {
+  if (norm && cols <= ACT_HELD_VECS * 4 * kThreads) return prepare_held<kAct, kThreads, Sync>(x, norm, eps, cols, smem, red);
   const float scale = norm ? block_rms_scale<kThreads, Sync>(x, cols, eps, red) : 1.0f;
-  ActView a;
+  ActView a{};
   if (kAct == kActQ8x32) prep_q8x32<kThreads>(x, norm, scale, cols, smem, &a);
   if (kAct == kActQ8K) prep_q8k<kThreads>(x, norm, scale, cols, smem, &a);
   if (kAct == kActF16) prep_half<kThreads>(x, norm, scale, cols, smem, &a, false);

@@ -2,7 +2,8 @@
 // on the CPU warp emulator: the input, RMS-normalized or not, quantized into
 // shared memory exactly as the CPU quantizes it (ggml's Q8_1 / Q8_K, f16, bf16,
 // f32), for short and long vectors (a block's threads take one to nine chunks
-// each, the last pass partial), with 256 threads (the matrix-vector kernels)
+// each, the last pass partial; normalized ones of up to 16 values a thread
+// held in registers), with 256 threads (the matrix-vector kernels)
 // and 480 (the persistent step).
 
 #include <gtest/gtest.h>
@@ -158,10 +159,12 @@ std::vector<PrepCase> cases() {
   std::vector<PrepCase> out;
   // 4,352 values: 17 super-blocks, fewer than the warps of 480 threads take in
   // one pass; 8,448 and 17,152: several passes, the last of one super-block or
-  // a few.
+  // a few. Normalized inputs of up to 16 values a thread are held in registers
+  // (prepare_held): 1,280 (a partial last pass), 2,048 and 4,096 (the largest
+  // for 256 threads; 4,352 is the first past it).
   for (int kind : {kActQ8x32, kActQ8K, kActF16, kActBF16, kActF32}) {
     for (int threads : {256, 480}) {
-      for (int cols : {4352, 8448, 17152}) {
+      for (int cols : {1280, 2048, 4096, 4352, 8448, 17152}) {
         for (bool norm : {false, true}) out.push_back(PrepCase{kind, threads, cols, norm});
       }
     }
