@@ -69,7 +69,8 @@ __device__ __forceinline__ uint32_t pack_i8x4(int a, int b, int c, int d) {
   return (uint32_t)(a & 0xff) | ((uint32_t)(b & 0xff) << 8) | ((uint32_t)(c & 0xff) << 16) | ((uint32_t)d << 24);
 }
 
-// Where each kind's arrays live in the block's shared memory.
+// Where each kind's arrays live in the block's shared memory (the products
+// read them through the view; the preparation writes through it first).
 __device__ __forceinline__ ActView q8x32_view(uint8_t* smem, int cols) {
   ActView v{};
   const int groups = cols / LLM_GROUP;
@@ -217,6 +218,7 @@ __device__ void prep_f32(const float* x, const float* norm, float scale, int col
 #ifndef ACT_HELD_VECS
 #define ACT_HELD_VECS 4
 #endif
+static_assert(ACT_HELD_VECS % 2 == 0, "Q8_K holds a super-block's two loads a lane together");
 template <int kAct, int kThreads>
 __device__ __forceinline__ int held_index(int k) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -252,7 +254,8 @@ __device__ ActView prepare_held(const float* x, const float* norm, float eps, in
     for (int k = 0; k < ACT_HELD_VECS; k += 2) {
       const int sb = held_index<kAct, kThreads>(k) / LLM_SUPER;  // the same for the warp's lanes
       if (sb >= cols / LLM_SUPER) break;
-      const float vals[8] = {val[k].x, val[k].y, val[k].z, val[k].w, val[k + 1].x, val[k + 1].y, val[k + 1].z, val[k + 1].w};
+      const float vals[8] = {val[k].x,     val[k].y,     val[k].z,     val[k].w,
+                             val[k + 1].x, val[k + 1].y, val[k + 1].z, val[k + 1].w};
       q8k_super(vals, sb, a);
     }
   } else if (kAct == kActQ8x32) {
@@ -285,7 +288,9 @@ __device__ ActView prepare_held(const float* x, const float* norm, float eps, in
 template <int kAct, int kThreads, class Sync = CtaSync>
 __device__ ActView prepare_activations(const float* x, const float* norm, float eps, int cols, uint8_t* smem,
                                        double* red) {
-  if (norm && cols <= ACT_HELD_VECS * 4 * kThreads) return prepare_held<kAct, kThreads, Sync>(x, norm, eps, cols, smem, red);
+  if (norm && cols <= ACT_HELD_VECS * 4 * kThreads) {
+    return prepare_held<kAct, kThreads, Sync>(x, norm, eps, cols, smem, red);
+  }
   const float scale = norm ? block_rms_scale<kThreads, Sync>(x, cols, eps, red) : 1.0f;
   ActView a{};
   if (kAct == kActQ8x32) prep_q8x32<kThreads>(x, norm, scale, cols, smem, &a);

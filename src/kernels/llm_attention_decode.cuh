@@ -98,7 +98,9 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
   pair_dims(pair, job.n_rot, job.neox, &d0, &d1);
   const bool rotated = pair < job.n_rot / 2;
   float2 cs = make_float2(1.0f, 0.0f);
-  if (active && (rotates_q || rotates_k) && rotated) cs = ((const float2*)job.rope)[(size_t)pos * (job.n_rot / 2) + pair];
+  if (active && (rotates_q || rotates_k) && rotated) {
+    cs = ((const float2*)job.rope)[(size_t)pos * (job.n_rot / 2) + pair];
+  }
 
   chain_wait(job.chain, (const LlmStepState*)job.state);
   if (!active) return;
