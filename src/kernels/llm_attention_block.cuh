@@ -1,10 +1,10 @@
 // The attention of one block over an f16 KV cache (llm_jobs.cuh,
-// LlmAttentionJob), shared by the attention kernels (llm_attention.cu) and the
-// persistent decode step (llm_decode_step.cu). A block takes a unit: the
-// job's heads_per_block query heads of one KV head (decode: one, so a launch
-// has a block per query head rather than per KV head; its blocks are a chain
-// of dependent loads, and four times the blocks finish in a quarter of the
-// work each). It rotates its queries by the RoPE table, walks its positions in
+// LlmAttentionJob), shared by the grouped attention kernel (llm_attention.cu)
+// and the persistent decode step (llm_decode_step.cu); decode in units of one
+// query head has a block of its own (llm_attention_decode.cuh), which shares
+// the merge of split parts below. A block takes a unit: the job's
+// heads_per_block query heads of one KV head. It rotates its queries by the
+// RoPE table, walks its positions in
 // tiles of AT_THREADS (one position per thread for the scores) with an online
 // softmax, and either writes the result or, when the positions are split,
 // leaves (max, sum, weighted values) for the last split of the unit to merge.
