@@ -205,20 +205,31 @@ __device__ __forceinline__ AttentionSpan attention_span(const LlmAttentionJob& j
 #ifndef AT_PREFETCH_POSITIONS
 #define AT_PREFETCH_POSITIONS 256
 #endif
-__device__ __forceinline__ void prefetch_kv(const LlmAttentionJob& job, int unit, int split) {
-  if (!job.append || !job.chain.chained || AT_PREFETCH_POSITIONS == 0) return;
-  const AttentionSpan span = attention_span(job, split, 0);
-  if (split >= span.active) return;
-  const int kvh = unit / attention_units_per_kv(job);
+// Whether a block of this job asks L2 for its rows before the wait.
+__device__ __forceinline__ bool prefetches_kv(const LlmAttentionJob& job) {
+  return job.append && job.chain.chained && AT_PREFETCH_POSITIONS > 0;
+}
+// The span's cached rows of KV head kvh from position `first` on (at most
+// AT_PREFETCH_POSITIONS past the span's start), kThreads threads taking a row
+// each in turn.
+template <int kThreads>
+__device__ __forceinline__ void prefetch_kv_rows(const LlmAttentionJob& job, int kvh, const AttentionSpan& span,
+                                                 int first) {
   const size_t row_bytes = 2 * (size_t)job.head_dim;
   const size_t head_base = (size_t)kvh * job.capacity * row_bytes;
   const int end = min(min(span.t1, span.pos), span.t0 + AT_PREFETCH_POSITIONS);
-  for (int t = span.t0 + threadIdx.x; t < end; t += AT_THREADS) {
+  for (int t = first + threadIdx.x; t < end; t += kThreads) {
     for (size_t off = 0; off < row_bytes; off += 128) {
       prefetch_l2((const char*)job.k_cache + head_base + t * row_bytes + off);
       prefetch_l2((const char*)job.v_cache + head_base + t * row_bytes + off);
     }
   }
+}
+__device__ __forceinline__ void prefetch_kv(const LlmAttentionJob& job, int unit, int split) {
+  if (!prefetches_kv(job)) return;
+  const AttentionSpan span = attention_span(job, split, 0);
+  if (split >= span.active) return;
+  prefetch_kv_rows<AT_THREADS>(job, unit / attention_units_per_kv(job), span, span.t0);
 }
 
 // Once a block has left its split's part in job.partial (the unnormalized

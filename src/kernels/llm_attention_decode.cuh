@@ -66,28 +66,25 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
   // short context still spreads over all of them).
   auto position = [=](int tile, int j) { return tile + (j * LLM_ATTN_DECODE_WARPS + warp) * kRowsPerLoad + sub; };
 
-  // Before the wait: the first tile's cached rows (never the new position's,
-  // which is not in the cache yet), the rest of the range asked of L2, and
-  // this thread's RoPE pair.
+  // This lane's pieces of a tile's cached key and value rows (never the new
+  // position's, which is not in the cache yet).
   uint4 kraw[kLoads], vraw[kLoads];
-  if (active) {
+  auto load_tile = [&](int tile) {
 #pragma unroll
     for (int j = 0; j < kLoads; ++j) {
-      const int t = position(t0, j);
+      const int t = position(tile, j);
       if (t < t1 && t < pos) {
         kraw[j] = __ldcg((const uint4*)(k_cache + (size_t)t * kHd));
         vraw[j] = __ldcg((const uint4*)(v_cache + (size_t)t * kHd));
       }
     }
-    if (job.chain.chained) {
-      const int end = min(min(t1, pos), t0 + AT_PREFETCH_POSITIONS);
-      for (int t = t0 + kTile + threadIdx.x; t < end; t += LLM_ATTN_DECODE_THREADS) {
-        for (int off = 0; off < 2 * kHd; off += 128) {
-          prefetch_l2((const char*)job.k_cache + 2 * (head_base + (size_t)t * kHd) + off);
-          prefetch_l2((const char*)job.v_cache + 2 * (head_base + (size_t)t * kHd) + off);
-        }
-      }
-    }
+  };
+
+  // Before the wait: the first tile's rows, the rest of the range asked of
+  // L2, and this thread's RoPE pair.
+  if (active) {
+    load_tile(t0);
+    if (prefetches_kv(job)) prefetch_kv_rows<LLM_ATTN_DECODE_THREADS>(job, kvh, span, t0 + kTile);
   }
   // Threads [0, kHd / 2) rotate a pair of the query; [kHd / 2, kHd), where the
   // block holds the new position, a pair of the key (and take the value's).
@@ -146,16 +143,7 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
   for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
 
   for (int tile = t0; tile < t1; tile += kTile) {
-    if (tile != t0) {
-#pragma unroll
-      for (int j = 0; j < kLoads; ++j) {
-        const int t = position(tile, j);
-        if (t < t1 && t < pos) {
-          kraw[j] = __ldcg((const uint4*)(k_cache + (size_t)t * kHd));
-          vraw[j] = __ldcg((const uint4*)(v_cache + (size_t)t * kHd));
-        }
-      }
-    }
+    if (tile != t0) load_tile(tile);
     float s[kLoads];
     float tile_max = NEG_INF;
 #pragma unroll
