@@ -11,6 +11,7 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/median.h"
 #include "kernels/gemm_plan.h"
 #include "kernels/llm_jobs.cuh"
 #include "llm/gpu/gpu_scratch.h"
@@ -169,10 +170,6 @@ void GpuLlama::choose_decode_order() {
     ms[first].push_back(time_ms(first));
     ms[1 - first].push_back(time_ms(1 - first));
   }
-  const auto median = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  };
   if (median(ms[1]) < median(ms[0])) {
     step_ = std::move(ordered);
     graph_ = std::move(ordered_graph);

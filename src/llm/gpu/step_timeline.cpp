@@ -5,16 +5,11 @@
 #include <map>
 
 #include "base/error.h"
+#include "base/median.h"
 
 namespace nvhcq::llm {
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double us(double ns) { return ns / 1000.0; }
 
