@@ -12,6 +12,8 @@ namespace {
 // by cuobjdump's output and the open tools that read .nv.info).
 constexpr uint16_t kEmCuda = 190;
 constexpr uint32_t kShtProgbits = 1, kShtSymtab = 2, kShtRela = 4, kShtNobits = 8, kShtRel = 9;
+// A symbol's type (the low nibble of st_info) when it names a function.
+constexpr uint8_t kSttFunc = 2;
 constexpr uint8_t kEifmtSval = 4;
 enum Eiattr : uint8_t {
   kMaxThreads = 0x05,
@@ -197,6 +199,7 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
       sym.name = r.cstr(strtab, r.at<uint32_t>(e));
       sym.shndx = r.at<uint16_t>(e + 6);
       sym.value = r.at<uint64_t>(e + 8);
+      if ((r.at<uint8_t>(e + 4) & 0xf) == kSttFunc) functions_.push_back(sym.name);
       symbols.push_back(std::move(sym));
     }
   }

@@ -46,6 +46,9 @@ class Cubin {
   const std::vector<uint8_t>& image() const { return image_; }
   const std::vector<CubinRelocation>& relocations() const { return relocations_; }
   const std::map<std::string, CubinKernel>& kernels() const { return kernels_; }
+  // Every function symbol: the kernels and the device functions the compiler
+  // left as real calls (its own slow paths, or a helper it did not inline).
+  const std::vector<std::string>& functions() const { return functions_; }
   const CubinKernel& kernel(const std::string& name) const;  // throws Error if absent
   uint32_t sm_arch() const { return sm_arch_; }               // e.g. 90, from e_flags
 
@@ -56,6 +59,7 @@ class Cubin {
   std::vector<uint8_t> image_;
   std::vector<CubinRelocation> relocations_;
   std::map<std::string, CubinKernel> kernels_;
+  std::vector<std::string> functions_;
   uint32_t sm_arch_ = 0;
 };
 

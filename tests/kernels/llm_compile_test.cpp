@@ -3,7 +3,9 @@
 // without the decode timeline's stamps), and hold every kernel
 // llm/gpu/llm_kernels.h loads by name. Without a GPU this is the only check
 // that device-only code still builds: a static_assert on a job layout or a
-// kernel the host names but the file lost fails here, not on the GPU machine.
+// kernel the host names but the file lost fails here, not on the GPU machine,
+// and so does a helper taking a job by reference that the compiler did not
+// inline.
 // Skips where NVRTC is not installed.
 
 #include <gtest/gtest.h>
@@ -78,6 +80,15 @@ TEST_P(LlmKernelsCompile, EveryKernelTheEngineLoadsIsThere) {
     o.defines = defines;
     gpu::Cubin cubin(compile::compile_embedded(f.file, o).cubin);
     for (const std::string& name : f.kernels) EXPECT_TRUE(cubin.kernels().count(name)) << name << " is missing";
+    // A device function that takes a job (a __grid_constant__ parameter) by
+    // reference and is left a real call gets a generic address of the
+    // parameter, which faults on nv (an MMU fault at 0x0: docs/perf-notes.md).
+    for (const std::string& fn : cubin.functions()) {
+      if (cubin.kernels().count(fn)) continue;
+      for (const char* job : {"LlmMatvecJob", "LlmAttentionJob", "LlmGemmJob", "LlmStepParams"}) {
+        EXPECT_EQ(fn.find(job), std::string::npos) << fn << " takes a " << job << " and was not inlined";
+      }
+    }
   }
 }
 
