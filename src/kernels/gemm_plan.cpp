@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "base/error.h"
 
@@ -134,10 +133,6 @@ KernelLaunch plan_f32(const GemmProblem& p, uint32_t sm_count, const std::string
 
 bool arch_has_wgmma(const std::string& arch) {
   return arch == "sm_90" || arch == "sm_90a";
-}
-
-bool arch_has_bulk_copy(const std::string& arch) {
-  return arch.rfind("sm_", 0) == 0 && arch.size() >= 5 && std::atoi(arch.c_str() + 3) >= 90;
 }
 
 const char* const kWgmmaVariant = "wgmma_128x256x64_s4";

@@ -51,9 +51,6 @@ std::vector<std::string> gemm_variants(GemmType type, const std::string& arch = 
 // Whether a GPU of NVRTC target `arch` ("sm_90") runs warpgroup (wgmma)
 // kernels: Hopper only (sm_90, sm_90a).
 bool arch_has_wgmma(const std::string& arch);
-// Whether a GPU of NVRTC target `arch` has bulk copies into shared memory
-// counted on mbarriers (cp.async.bulk): sm_90 and newer.
-bool arch_has_bulk_copy(const std::string& arch);
 // The Hopper warpgroup (wgmma) kernel's variant name, and whether it can run `p`.
 extern const char* const kWgmmaVariant;
 bool wgmma_applies(const GemmProblem& p);

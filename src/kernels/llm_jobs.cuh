@@ -76,13 +76,6 @@ struct LlmMatvecJob {
   // Rows a warp takes at once (1, 2 or 4; divides every segment's rows): enough
   // that each lane keeps ~8 groups of loads in flight on short rows.
   int32_t rows_per_warp;
-  // Warps of a block whose first rows_per_warp rows are copied into shared
-  // memory before the block waits for the launches ahead (llm_matvec_stage.cuh;
-  // 0: none), at stage_offset + warp * stage_slot_bytes of its dynamic shared
-  // memory (after the activations).
-  int32_t stage_warps;
-  uint32_t stage_offset;
-  uint32_t stage_slot_bytes;
   LlmChainLink chain;
 };
 
@@ -178,7 +171,7 @@ struct LlmStepPhase {
   int32_t parts;       // matvec: warps sharing one row (each takes a range of its groups)
   int32_t chunks[LLM_MAX_SEGMENTS];  // matvec: chunks of each segment
   int32_t sync_after;  // a grid-wide barrier follows (the next phase reads what this one wrote)
-  int32_t reserved[3];
+  int32_t reserved[5];
   LlmMatvecJob mv;     // matvec; embed: m[0] embedding, out x; finish: in = history
   LlmAttentionJob at;  // attention
 };
@@ -231,33 +224,4 @@ LLM_HD uint32_t llm_act_smem_bytes(int kind, int cols) {
     case kActBF16: return 2 * n;
     default: return 4 * n;
   }
-}
-
-// Shared memory a matrix-vector warp's staged rows take (llm_matvec_stage.cuh):
-// `rows` rows of every array of m, each array's run rounded up to 16 bytes.
-LLM_HD uint32_t llm_stage_bytes(const LlmGpuMatrix& m, int rows) {
-  uint64_t bytes = 0;
-  for (int a = 0; a < 4; ++a) bytes += (llm_row_bytes(m.format, m.cols, a) * static_cast<uint64_t>(rows) + 15) / 16 * 16;
-  return static_cast<uint32_t>(bytes);
-}
-
-// Has up to `warps` warps of a matrix-vector block stage their first rows
-// (job.rows_per_warp of them, of gate and up for swiglu) after the block's
-// `act_bytes` of activations, within `budget` bytes of shared memory in all:
-// fills the job's stage_* fields and returns the block's dynamic shared
-// memory. A warp's slot holds its rows of whichever segment they fall in, so
-// it is sized by the largest.
-LLM_HD uint32_t llm_plan_staging(LlmMatvecJob& job, bool swiglu, uint32_t act_bytes, uint32_t budget, uint32_t warps) {
-  uint32_t slot = 0;
-  for (int s = 0; s < (swiglu ? 1 : job.segments); ++s) {
-    uint32_t bytes = llm_stage_bytes(job.m[s], job.rows_per_warp);
-    if (swiglu) bytes += llm_stage_bytes(job.m[1], job.rows_per_warp);
-    slot = bytes > slot ? bytes : slot;
-  }
-  const uint32_t offset = (act_bytes + 127) / 128 * 128;
-  const uint32_t fit = slot == 0 || budget <= offset ? 0 : (budget - offset) / slot;
-  job.stage_warps = static_cast<int32_t>(fit < warps ? fit : warps);
-  job.stage_offset = offset;
-  job.stage_slot_bytes = slot;
-  return job.stage_warps > 0 ? offset + static_cast<uint32_t>(job.stage_warps) * slot : act_bytes;
 }

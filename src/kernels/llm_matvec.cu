@@ -3,9 +3,8 @@
 // the weights once. Every block first builds the (normalized, quantized)
 // activation vector in shared memory (llm_act_prep.cuh) while the L2 fetches its
 // first rows; then each warp takes rows_per_warp rows at a time
-// (llm_matvec_rows.cuh). A warp's first rows may be staged in shared memory
-// before the block waits (llm_matvec_stage.cuh); the persistent decode step
-// (llm_decode_step.cu) runs the same loops on rows staged in shared memory.
+// (llm_matvec_rows.cuh). The persistent decode step (llm_decode_step.cu) runs
+// the same loops on rows staged in shared memory.
 //
 // Kernels are named matvec_<activation>_<epilogue>:
 //   activation  q8x32 | q8k | f16 | bf16 | f32 (what the weight formats pair with)
@@ -15,7 +14,6 @@
 #include "llm_chain.cuh"
 #include "llm_jobs.cuh"
 #include "llm_matvec_rows.cuh"
-#include "llm_matvec_stage.cuh"
 
 #define MV_THREADS 256
 #define MV_WARPS (MV_THREADS / 32)
@@ -86,12 +84,11 @@ __device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, c
   }
 }
 
-// The warp's tasks from `first` on (every gridDim.x * MV_WARPS-th task).
 template <int kAct, int kEpi, int R>
-__device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView& a, int first,
-                                          unsigned long long* best) {
+__device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
+  const int warp = threadIdx.x >> 5;
   const int tasks = job.rows / R;
-  for (int task = first; task < tasks; task += gridDim.x * MV_WARPS) {
+  for (int task = blockIdx.x * MV_WARPS + warp; task < tasks; task += gridDim.x * MV_WARPS) {
     const int row0 = task * R;
     const float residual = residual_of<kEpi, R>(job, row0);
     float y[R], u[R];
@@ -131,12 +128,11 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
 // the two rounds in registers hold only what that format loads (a run-time
 // format made every group the size of the largest, and the kernel spilled).
 template <int kFormat, int kEpi, int R>
-__device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, int first,
-                                                    unsigned long long* best) {
+__device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   constexpr int kU = mv_per_row(MV_PIPE_IN_FLIGHT, R);
   constexpr int kMats = kEpi == LLM_EPI_SWIGLU ? 2 : 1;
   const int lane = threadIdx.x & 31;
-  const int stride = gridDim.x * MV_WARPS;
+  const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
   const int tasks = job.rows / R;
   if (first >= tasks) return;
   const int groups = job.cols / LLM_GROUP;
@@ -220,15 +216,13 @@ __device__ __forceinline__ bool mv_pipelined() {
   return kAct == kActQ8x32 && (MV_PIPELINE & (bit << 2)) != 0;
 }
 
-// The warp's tasks from `first` on.
 template <int kAct, int kEpi, int R>
-__device__ __forceinline__ void warp_rows(const LlmMatvecJob& job, const ActView& a, int first,
-                                          unsigned long long* best) {
+__device__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   if (mv_pipelined<kAct, kEpi>()) {
     // Each case compiles for the activation kind its format pairs with only.
 #define MV_PIPELINED_CASE(format, act)                                               \
   case format:                                                                        \
-    if constexpr (kAct == act) return rows_loop_pipelined<format, kEpi, R>(job, a, first, best); \
+    if constexpr (kAct == act) return rows_loop_pipelined<format, kEpi, R>(job, a, best); \
     break;
     switch (job_format<kEpi>(job)) {
       MV_PIPELINED_CASE(kGpuQ4_K, kActQ8K)
@@ -241,63 +235,7 @@ __device__ __forceinline__ void warp_rows(const LlmMatvecJob& job, const ActView
     }
 #undef MV_PIPELINED_CASE
   }
-  rows_loop<kAct, kEpi, R>(job, a, first, best);
-}
-
-// The warp's first task from its rows staged in shared memory, then the rest
-// of its tasks from global memory; or all of them from global memory.
-template <int kAct, int kEpi, int R>
-__device__ __forceinline__ void warp_tasks(const LlmMatvecJob& job, const ActView& a, bool staged,
-                                           const StagedTask& st, unsigned long long* best) {
-  int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5);
-  if (staged) {
-    const float residual = residual_of<kEpi, R>(job, st.row0);
-    float y[R], u[R];
-    rows_dot<kAct, R, true>(st.m[0], 0, a, 0, row_units(st.m[0], kAct), y);
-    if (kEpi == LLM_EPI_SWIGLU) rows_dot<kAct, R, true>(st.m[1], 0, a, 0, row_units(st.m[1], kAct), u);
-    finish_rows<kEpi, R>(job, st.row0, y, u, residual, best);
-    first += gridDim.x * MV_WARPS;
-  }
-  // (One call, inlined: it takes the job by reference, llm_jobs.cuh.)
-  warp_rows<kAct, kEpi, R>(job, a, first, best);
-}
-
-// Whether this warp stages its first task (the job asks for it, the target
-// has bulk copies, and the warp has a task).
-__device__ __forceinline__ bool warp_stages(const LlmMatvecJob& job) {
-  const int warp = threadIdx.x >> 5;
-  return LLM_HAS_BULK_COPY && warp < job.stage_warps &&
-         (blockIdx.x * MV_WARPS + warp) * job.rows_per_warp < job.rows;
-}
-
-// Starts the copies of the warp's first task (R rows; swiglu: of gate and up)
-// into the warp's slot of the block's shared memory, counted on `bar`; returns
-// the views of them.
-template <int kEpi>
-__device__ __forceinline__ StagedTask stage_first_task(const LlmMatvecJob& job, uint8_t* smem, uint64_t* bar) {
-  StagedTask st;
-  const int warp = threadIdx.x >> 5, R = job.rows_per_warp;
-  st.row0 = (blockIdx.x * MV_WARPS + warp) * R;
-  uint8_t* slot = smem + job.stage_offset + (size_t)warp * job.stage_slot_bytes;
-  uint32_t at = 0;
-#if LLM_HAS_BULK_COPY
-  if ((threadIdx.x & 31) == 0) {
-    mbarrier_init(bar, 1);
-    mbarrier_init_fence();
-  }
-  __syncwarp();
-  if (kEpi == LLM_EPI_SWIGLU) {
-    st.m[0] = stage_matrix(job.m[0], st.row0, R, slot, &at, bar);
-    st.m[1] = stage_matrix(job.m[1], st.row0, R, slot, &at, bar);
-  } else {
-    int r;
-    const int seg = segment_of(job, st.row0, &r);
-    st.m[0] = stage_matrix(segment_matrix(job, seg), r, R, slot, &at, bar);
-    st.m[1] = st.m[0];
-  }
-  if ((threadIdx.x & 31) == 0) mbarrier_arrive(bar);
-#endif
-  return st;
+  rows_loop<kAct, kEpi, R>(job, a, best);
 }
 
 // The block's largest logit key into the step state (logits epilogue).
@@ -319,23 +257,17 @@ __device__ __forceinline__ void block_argmax(const LlmMatvecJob& job, unsigned l
 }
 
 template <int kAct, int kEpi>
-__device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
+__device__ void matvec(const LlmMatvecJob& job) {
   uint8_t* smem = dynamic_smem();
   __shared__ double red[MV_WARPS];
   __shared__ unsigned long long block_best[MV_WARPS];
-  __shared__ uint64_t stage_done[MV_WARPS];  // the staged rows' mbarriers
   const int warp = threadIdx.x >> 5;
   const int R = job.rows_per_warp;
 
-  // The warp's first rows start on their way before the prep -- in a
-  // self-ordered step before the wait, while the launch ahead drains (the
-  // larger part of what chaining gains, docs/perf-notes.md): into shared
-  // memory where the job stages them, else their first kilobyte into L2.
-  const bool staged = warp_stages(job);
-  StagedTask st{};
-  if (staged) {
-    st = stage_first_task<kEpi>(job, smem, &stage_done[warp]);
-  } else {
+  // The first rows of this warp start on their way to L2 before the prep --
+  // in a self-ordered step before the wait, while the launch ahead drains
+  // (the larger part of what chaining gains, docs/perf-notes.md).
+  {
     const int row0 = (blockIdx.x * MV_WARPS + warp) * R;
     if (row0 < job.rows) {
       if (kEpi == LLM_EPI_SWIGLU) {
@@ -353,17 +285,14 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
                                                          job.eps, job.cols, smem, red);
   __syncthreads();
   chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
-#if LLM_HAS_BULK_COPY
-  if (staged) mbarrier_wait(&stage_done[warp], 0);
-#endif
 
   unsigned long long best = 0;
   if (R == 4) {
-    warp_tasks<kAct, kEpi, 4>(job, a, staged, st, &best);
+    warp_rows<kAct, kEpi, 4>(job, a, &best);
   } else if (R == 2) {
-    warp_tasks<kAct, kEpi, 2>(job, a, staged, st, &best);
+    warp_rows<kAct, kEpi, 2>(job, a, &best);
   } else {
-    warp_tasks<kAct, kEpi, 1>(job, a, staged, st, &best);
+    warp_rows<kAct, kEpi, 1>(job, a, &best);
   }
   if (kEpi == LLM_EPI_LOGITS) block_argmax(job, best, block_best);
   chain_signal(job.chain, state);

@@ -5,10 +5,6 @@
 // without a GPU. Each product must equal the CPU's dot product of the same
 // weight row with the activations quantized as the CPU quantizes them, up to
 // the order of float sums. Matrices whose formats differ take the plain loop.
-// Cases with staged warps have their first rows copied into shared memory
-// before the wait (llm_matvec_stage.cuh): the emulator lands those copies only
-// when their mbarrier is waited for, reads them from registered buffers only,
-// and fails a kernel that leaves one unwaited.
 
 #include <gtest/gtest.h>
 
@@ -102,26 +98,21 @@ struct Matrix {
   }
 };
 
-// Runs the kernel with `stage_warps` warps of each block staging their first
-// rows, as the engine plans them (llm_plan_staging).
 template <int kAct, int kEpi>
-std::string run_kernel(LlmMatvecJob job, int stage_warps) {
+std::string run_kernel(const LlmMatvecJob& job) {
   emu::LaunchConfig cfg;
   cfg.grid = emu::Dim3{kBlocks, 1, 1};
   cfg.block = emu::Dim3{MV_THREADS, 1, 1};
-  const uint32_t budget = stage_warps > 0 ? 1u << 20 : 0;
-  cfg.shared_bytes = llm_plan_staging(job, kEpi == LLM_EPI_SWIGLU, llm_act_smem_bytes(kAct, job.cols), budget,
-                                      static_cast<uint32_t>(stage_warps));
-  if (job.stage_warps != stage_warps) return "the plan staged " + std::to_string(job.stage_warps) + " warps";
+  cfg.shared_bytes = llm_act_smem_bytes(kAct, job.cols);
   return emu::launch(cfg, [&] { matvec<kAct, kEpi>(job); });
 }
 
 template <int kEpi>
-std::string run(int act, const LlmMatvecJob& job, int stage_warps) {
+std::string run(int act, const LlmMatvecJob& job) {
   switch (act) {
-    case kActQ8x32: return run_kernel<kActQ8x32, kEpi>(job, stage_warps);
-    case kActQ8K: return run_kernel<kActQ8K, kEpi>(job, stage_warps);
-    case kActF16: return run_kernel<kActF16, kEpi>(job, stage_warps);
+    case kActQ8x32: return run_kernel<kActQ8x32, kEpi>(job);
+    case kActQ8K: return run_kernel<kActQ8K, kEpi>(job);
+    case kActF16: return run_kernel<kActF16, kEpi>(job);
     default: return "no kernel for this activation kind";
   }
 }
@@ -129,29 +120,18 @@ std::string run(int act, const LlmMatvecJob& job, int stage_warps) {
 struct MatvecCase {
   std::vector<GgmlType> types;  // one per segment (swiglu: gate and up)
   int rows_per_warp;
-  int stage_warps = 0;  // of a block's 8
 };
 
 std::string case_name(const MatvecCase& c) {
   std::string name;
   for (GgmlType t : c.types) name += std::string(traits(t).name) + "_";
-  name += "r" + std::to_string(c.rows_per_warp);
-  return c.stage_warps ? name + "_staged" + std::to_string(c.stage_warps) : name;
+  return name + "r" + std::to_string(c.rows_per_warp);
 }
 
 void PrintTo(const MatvecCase& c, std::ostream* os) { *os << case_name(c); }
 
 class LlmMatvecEmulation : public ::testing::TestWithParam<MatvecCase> {
  protected:
-  void SetUp() override { emu::clear_globals(); }
-  void TearDown() override { emu::clear_globals(); }
-  // Bulk copies may read the matrices' arrays.
-  static void register_arrays(const Matrix& m) {
-    for (const auto& a : m.arrays) {
-      if (!a.empty()) emu::register_global(a.data(), a.size());
-    }
-  }
-
   LlmMatvecJob job_template(const std::vector<const Matrix*>& mats, const std::vector<float>& x,
                             std::vector<float>& out, LlmStepState& state) const {
     LlmMatvecJob job{};
@@ -173,15 +153,13 @@ TEST_P(LlmMatvecEmulation, StoreAndAddMatchTheCpuDotProducts) {
   const MatvecCase& c = GetParam();
   std::mt19937 rng(11);
   const int R = c.rows_per_warp;
-  // Segments of R x {6, 6, 25} rows: the warps' tasks, their first tasks too, cross
-  // segment boundaries.
-  const int seg_tasks[3] = {6, 6, kTasks - 12};
+  // Segments of R x {25, 7, 5} rows: the warps' tasks cross segment boundaries.
+  const int seg_tasks[3] = {kTasks - 12, 7, 5};
   std::vector<std::unique_ptr<Matrix>> mats;
   int rows = 0;
   for (size_t s = 0; s < c.types.size(); ++s) {
     const int n = R * (c.types.size() == 1 ? kTasks : seg_tasks[s]);
     mats.push_back(std::make_unique<Matrix>(c.types[s], n, rng));
-    register_arrays(*mats.back());
     rows += n;
   }
   const std::vector<float> x = random_vector(kCols, 1.0f, rng);
@@ -202,7 +180,7 @@ TEST_P(LlmMatvecEmulation, StoreAndAddMatchTheCpuDotProducts) {
     if (!add) {
       for (size_t s = 0; s < mats.size(); ++s) job.bias[s] = reinterpret_cast<uint64_t>(bias[s].data());
     }
-    ASSERT_EQ(add ? run<LLM_EPI_ADD>(act, job, c.stage_warps) : run<LLM_EPI_STORE>(act, job, c.stage_warps), "");
+    ASSERT_EQ(add ? run<LLM_EPI_ADD>(act, job) : run<LLM_EPI_STORE>(act, job), "");
     EXPECT_EQ(out.front(), kGuard);
     EXPECT_EQ(out.back(), kGuard);
     int row = 0;
@@ -226,8 +204,6 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
   const int rows = c.rows_per_warp * kTasks;
   auto gate = std::make_unique<Matrix>(c.types.front(), rows, rng);
   auto up = std::make_unique<Matrix>(c.types.back(), rows, rng);
-  register_arrays(*gate);
-  register_arrays(*up);
   const std::vector<float> x = random_vector(kCols, 3.0f, rng);
   std::vector<float> norm = random_vector(kCols, 1.0f, rng);
   for (float& w : norm) w = 1.0f + 0.25f * w;
@@ -239,7 +215,7 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
     LlmMatvecJob job = job_template({gate.get(), up.get()}, x, out, state);
     job.rows = rows;
     job.norm = reinterpret_cast<uint64_t>(norm.data());
-    ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job, c.stage_warps), "");
+    ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job), "");
     EXPECT_EQ(out.front(), kGuard);
     EXPECT_EQ(out.back(), kGuard);
     const std::vector<float> xn = rms_normalized(x, norm, job.eps);
@@ -259,7 +235,7 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
     LlmStepState state{};
     LlmMatvecJob job = job_template({gate.get()}, x, out, state);
     job.rows = rows;
-    ASSERT_EQ(run<LLM_EPI_LOGITS>(act, job, c.stage_warps), "");
+    ASSERT_EQ(run<LLM_EPI_LOGITS>(act, job), "");
     unsigned long long best = 0;
     for (int r = 0; r < rows; ++r) {
       const auto [cpu, magnitude] = gate->dot(r, x);
@@ -281,16 +257,6 @@ std::vector<MatvecCase> cases() {
   out.push_back(MatvecCase{{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q4_K}, 1});
   out.push_back(MatvecCase{{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K}, 2});
   out.push_back(MatvecCase{{GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q8_0}, 4});
-  // Five of eight warps staged (their first task from shared memory, the rest
-  // of their tasks and the other warps' from global memory). At 4,352 columns
-  // the Q4_K/Q5_K/Q6_K super-block array of one or two rows is not a whole
-  // number of 16 bytes and stays in global memory.
-  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q4_1,
-                     GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::F16}) {
-    for (int r : {1, 2, 4}) out.push_back(MatvecCase{{t}, r, 5});
-  }
-  out.push_back(MatvecCase{{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K}, 2, 8});
-  out.push_back(MatvecCase{{GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q8_0}, 4, 8});
   return out;
 }
 

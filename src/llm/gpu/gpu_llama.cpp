@@ -41,14 +41,6 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (const auto n = env_integer("NVHCQ_MATVEC_BLOCKS_PER_SM", 1, 32)) {
     options_.matvec_blocks_per_sm = static_cast<int>(*n);
   }
-  if (const auto n = env_integer("NVHCQ_MATVEC_STAGE_BYTES", 0, kMaxMatvecStageBytes)) {
-    options_.matvec_stage_bytes = static_cast<int>(*n);
-  }
-  if (options_.matvec_stage_bytes < 0 || options_.matvec_stage_bytes > kMaxMatvecStageBytes) {
-    throw UsageError("a matrix-vector block stages 0 to " + std::to_string(kMaxMatvecStageBytes) +
-                     " bytes of rows, not " + std::to_string(options_.matvec_stage_bytes));
-  }
-  if (!kernels::arch_has_bulk_copy(acc_.arch())) options_.matvec_stage_bytes = 0;
   if (const auto n = env_integer("NVHCQ_ATTENTION_HEADS", 0, LLM_ATTN_MAX_GQA)) {
     options_.attention_heads = static_cast<int>(*n);
   }

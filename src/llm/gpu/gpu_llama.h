@@ -32,10 +32,6 @@
 
 namespace nvhcq::llm {
 
-// The most shared memory a matrix-vector block stages rows into: two such
-// blocks (and their static shared memory) still share an SM's 228 KiB.
-constexpr int kMaxMatvecStageBytes = 112 * 1024;
-
 struct GpuLlamaOptions {
   int context = 4096;         // KV cache positions
   int attention_splits = 0;   // decode attention blocks per unit of query heads (0: from the SM count)
@@ -43,11 +39,6 @@ struct GpuLlamaOptions {
   // heads per KV head, 0 for all of them (one block per KV head).
   int attention_heads = 1;
   int matvec_blocks_per_sm = 2;
-  // Shared memory of a matrix-vector block, its activations included, that
-  // its warps' first rows may fill: they are copied in before the block waits
-  // for the launches ahead (kernels/llm_matvec_stage.cuh; sm_90 and newer; 0:
-  // none; NVHCQ_MATVEC_STAGE_BYTES). At most kMaxMatvecStageBytes.
-  int matvec_stage_bytes = 100 * 1024;
   int prefill_batch = 512;    // tokens per prefill pass
   // Run prompts through the batched tensor-core path (when every matrix of the
   // model has one); otherwise, or when false, token by token like decode.

@@ -9,7 +9,6 @@
 
 #include "base/error.h"
 #include "gpu/hw/arch.h"
-#include "kernels/gemm_plan.h"
 #include "kernels/llm_jobs.cuh"
 #include "llm/gpu/gpu_llama.h"
 #include "llm/gpu/gpu_scratch.h"
@@ -62,7 +61,7 @@ std::string GpuLlama::add_matvec_phases(std::vector<LlmStepPhase>& out, std::vec
 
 std::string GpuLlama::build_persistent_step() {
   const uint32_t sm = sm_version(acc_.arch());
-  if (!kernels::arch_has_bulk_copy(acc_.arch())) return "the GPU has no bulk copies (sm_90 and newer do)";
+  if (sm < 0x900) return "the GPU has no bulk copies (sm_90 and newer do)";
   const ModelConfig& c = config_;
   const GpuWeights& w = *weights_;
 

@@ -113,8 +113,7 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     const uint64_t tasks = static_cast<uint64_t>(job.rows) / job.rows_per_warp;
     d.grid[0] = static_cast<uint32_t>(std::clamp<uint64_t>(
         (tasks + kMatvecWarps - 1) / kMatvecWarps, 1, static_cast<uint64_t>(acc_.sm_count()) * options_.matvec_blocks_per_sm));
-    d.dynamic_shared_bytes = llm_plan_staging(job, epilogue == "swiglu", smem,
-                                              static_cast<uint32_t>(options_.matvec_stage_bytes), kMatvecWarps);
+    d.dynamic_shared_bytes = smem;
     if (chain != nullptr) job.chain = chain->next(d);
     out.push_back(StepLaunch{what, &kernels_.matvec(g.act, epilogue), gpu::KernelArgs().add(job), d,
                              chain != nullptr && chain->chained()});

@@ -6,7 +6,6 @@
 #include <ucontext.h>
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -35,23 +34,7 @@ struct Fiber {
   std::vector<PendingCopy> open;                 // issued since the last commit
 };
 
-enum class Collective { kNone, kLdmatrix, kLdmatrixTrans, kMmaF16, kMmaBf16, kShflXor, kShfl, kSyncWarp };
-
-// A bulk copy counted on an mbarrier: its bytes, read at issue, land in shared
-// memory when the mbarrier's phase is waited for.
-struct PendingBulkCopy {
-  uint32_t dst;
-  std::vector<uint8_t> data;
-};
-
-// An mbarrier of the block: arrivals per phase and still to come, bytes still
-// expected, phases completed, and the copies counted on it.
-struct Mbarrier {
-  uint32_t count = 0, pending = 0;
-  int64_t bytes = 0;
-  uint64_t completed = 0;
-  std::vector<PendingBulkCopy> copies;
-};
+enum class Collective { kNone, kLdmatrix, kLdmatrixTrans, kMmaF16, kMmaBf16, kShflXor, kShfl };
 
 // What the 32 lanes of a warp hand to a collective; the last lane to arrive
 // computes every lane's result.
@@ -96,7 +79,6 @@ struct State {
   std::vector<WarpGroup> warpgroups;
   uint64_t barrier_generation = 0;
   uint32_t barrier_arrived = 0;
-  std::map<const void*, Mbarrier> mbarriers;
   Fiber* current = nullptr;
   ucontext_t main_ctx;
   std::string error;
@@ -247,7 +229,6 @@ void collective(Collective op, Deposit deposit) {
       for (uint32_t l = 0; l < 32; ++l) *w.regs[l] = w.addr[w.a[l][0] & 31];
       break;
     case Collective::kNone:
-    case Collective::kSyncWarp:
       break;
   }
   w.arrived = 0;
@@ -368,7 +349,6 @@ void run_block(State& s, uint8_t* stacks) {
   s.warps.assign((s.threads + 31) / 32, Warp{});
   s.warpgroups.assign((s.threads + 127) / 128, WarpGroup{});
   s.barrier_arrived = 0;
-  s.mbarriers.clear();
   const Dim3& b = s.config.block;
   for (uint32_t i = 0; i < s.threads; ++i) {
     Fiber& f = s.fibers[i];
@@ -405,9 +385,6 @@ void run_block(State& s, uint8_t* stacks) {
     bool pending = !g.open.empty();
     for (const auto& grp : g.groups) pending = pending || !grp.empty();
     if (pending) fail("the block exited with wgmma not waited for");
-  }
-  for (const auto& [bar, m] : s.mbarriers) {
-    if (!m.copies.empty()) fail("the block exited with bulk copies whose mbarrier was never waited for");
   }
 }
 
@@ -493,85 +470,6 @@ void cp_async_commit() {
 
 void cp_async_wait(int pending) {
   retire(*state().current, static_cast<size_t>(pending));
-}
-
-void sync_warp() {
-  collective(Collective::kSyncWarp, [](Warp&, uint32_t) {});
-}
-
-namespace {
-Mbarrier* find_mbarrier(const void* bar, const char* what) {
-  auto it = state().mbarriers.find(bar);
-  if (it == state().mbarriers.end()) {
-    fail(std::string(what) + " on an mbarrier that was never initialized");
-    return nullptr;
-  }
-  return &it->second;
-}
-
-void arrive(Mbarrier& m) {
-  if (m.pending == 0) {
-    fail("more arrivals on an mbarrier than its count");
-    return;
-  }
-  --m.pending;
-}
-}  // namespace
-
-void mbarrier_init(const void* bar, uint32_t count) {
-  Mbarrier m;
-  m.count = m.pending = count;
-  state().mbarriers[bar] = m;
-}
-
-void mbarrier_expect_tx(const void* bar, uint32_t bytes, bool and_arrive) {
-  Mbarrier* m = find_mbarrier(bar, "expect_tx");
-  if (m == nullptr) return;
-  m->bytes += bytes;
-  if (and_arrive) arrive(*m);
-}
-
-void mbarrier_arrive(const void* bar) {
-  if (Mbarrier* m = find_mbarrier(bar, "arrive")) arrive(*m);
-}
-
-void mbarrier_wait(const void* bar, uint32_t parity) {
-  Mbarrier* m = find_mbarrier(bar, "wait");
-  if (m == nullptr) return;
-  if ((m->completed & 1) != (parity & 1)) return;  // that phase completed already
-  State& s = state();
-  for (const PendingBulkCopy& c : m->copies) {
-    std::memcpy(s.smem.data() + c.dst, c.data.data(), c.data.size());
-    m->bytes -= static_cast<int64_t>(c.data.size());
-  }
-  m->copies.clear();
-  if (m->pending != 0 || m->bytes != 0) {
-    fail("an mbarrier waited for with " + std::to_string(m->pending) + " arrivals and " +
-         std::to_string(m->bytes) + " bytes outstanding would never complete");
-    return;
-  }
-  ++m->completed;
-  m->pending = m->count;
-}
-
-void bulk_copy(void* dst, const void* src, uint32_t bytes, const void* bar) {
-  Mbarrier* m = find_mbarrier(bar, "a bulk copy");
-  if (m == nullptr) return;
-  const uint32_t at = shared_offset(dst);
-  if (at % 16 != 0 || bytes % 16 != 0 || bytes == 0 || !smem_range_ok(at, bytes)) {
-    fail("bulk copy of " + std::to_string(bytes) + " bytes to shared " + std::to_string(at) +
-         ": misaligned, not a multiple of 16 or outside shared memory");
-    return;
-  }
-  const auto a = reinterpret_cast<uintptr_t>(src);
-  bool inside = false;
-  for (const auto& [base, size] : g_globals) inside = inside || (a >= base && a + bytes <= base + size);
-  if (!inside || a % 16 != 0) {
-    fail("bulk copy reads " + std::to_string(bytes) + " bytes that are misaligned or outside every registered buffer");
-    return;
-  }
-  const auto* p = static_cast<const uint8_t*>(src);
-  m->copies.push_back(PendingBulkCopy{at, std::vector<uint8_t>(p, p + bytes)});
 }
 
 void ldmatrix_x4(uint32_t r[4], uint32_t addr, bool transpose) {

@@ -60,18 +60,6 @@ uint32_t shfl(uint32_t value, int src_lane);
 void wgmma(float* d, uint64_t desc_a, uint64_t desc_b, int n, bool bf16, bool transpose_b);
 void wgmma_commit();
 void wgmma_wait(int pending);
-// __syncwarp: the 32 lanes meet.
-void sync_warp();
-// mbarriers (keyed by address) and the bulk copies counted on them: a copy
-// reads its source at issue and lands when the mbarrier's phase is waited
-// for; waiting for a phase whose arrivals or bytes are still outstanding fails
-// (on a GPU it would never complete), as does a block that exits with copies
-// never waited for.
-void mbarrier_init(const void* bar, uint32_t count);
-void mbarrier_expect_tx(const void* bar, uint32_t bytes, bool and_arrive);
-void mbarrier_arrive(const void* bar);
-void mbarrier_wait(const void* bar, uint32_t parity);
-void bulk_copy(void* dst, const void* src, uint32_t bytes, const void* bar);
 
 struct LaunchConfig {
   Dim3 grid, block;
@@ -93,8 +81,7 @@ struct Stats {
 };
 Stats last_stats();
 
-// Global memory cp.async and bulk copies may read: tests register their buffers
-// before a launch.
+// Global memory cp.async may read: tests register their buffers before a launch.
 void register_global(const void* p, size_t bytes);
 void clear_globals();
 
@@ -107,9 +94,6 @@ void clear_globals();
 
 inline void __syncthreads() {
   ::nvhcq::emu::sync_threads();
-}
-inline void __syncwarp() {
-  ::nvhcq::emu::sync_warp();
 }
 inline float __shfl_xor_sync(unsigned, float v, int mask) {
   return ::nvhcq::cpu::bits_float(::nvhcq::emu::shfl_xor(::nvhcq::cpu::float_bits(v), mask));
