@@ -178,28 +178,30 @@ struct LlmActGroup {
   uint32_t x[8];
 };
 
-// Sum over the 32 weights of a 4-bit group of q * x (q = nibble, 0..15).
+// Sum over the 32 weights of a 4-bit group of q * x (q = nibble, 0..15). The
+// low and high nibbles are two independent chains of dp4a (integer sums are
+// exact in any order), so a GPU has two in flight instead of one of eight.
 LLM_HD int llm_dot_nibbles(const uint32_t q[4], const LlmActGroup& a) {
-  int s = 0;
+  int lo = 0, hi = 0;
 LLM_UNROLL
   for (int i = 0; i < 4; ++i) {
-    s = llm_dp4a(llm_lo4(q[i]), a.x[i], s);
-    s = llm_dp4a(llm_hi4(q[i]), a.x[4 + i], s);
+    lo = llm_dp4a(llm_lo4(q[i]), a.x[i], lo);
+    hi = llm_dp4a(llm_hi4(q[i]), a.x[4 + i], hi);
   }
-  return s;
+  return lo + hi;
 }
 
 // Same for 5-bit values: nibble | (bit 4 from qh).
 LLM_HD int llm_dot_5bit(const uint32_t q[4], uint32_t qh, const LlmActGroup& a) {
-  int s = 0;
+  int s_lo = 0, s_hi = 0;
 LLM_UNROLL
   for (int i = 0; i < 4; ++i) {
     uint32_t lo = llm_lo4(q[i]) | (((qh >> i) & 0x01010101u) << 4);
     uint32_t hi = llm_hi4(q[i]) | (((qh >> (4 + i)) & 0x01010101u) << 4);
-    s = llm_dp4a(lo, a.x[i], s);
-    s = llm_dp4a(hi, a.x[4 + i], s);
+    s_lo = llm_dp4a(lo, a.x[i], s_lo);
+    s_hi = llm_dp4a(hi, a.x[4 + i], s_hi);
   }
-  return s;
+  return s_lo + s_hi;
 }
 
 // Q6_K: the two 16-weight halves' sums of q * x (q = 0..63).
@@ -253,10 +255,13 @@ LLM_HD float llm_group_q5_1(const uint32_t q[4], uint32_t qh, uint32_t dm, const
 }
 
 LLM_HD float llm_group_q8_0(const uint32_t q[8], uint16_t d, const LlmActGroup& a, const LlmQ8x32& x) {
-  int sumi = 0;
+  int lo = 0, hi = 0;  // two chains, as in llm_dot_nibbles
 LLM_UNROLL
-  for (int i = 0; i < 8; ++i) sumi = llm_dp4a(q[i], a.x[i], sumi);
-  return static_cast<float>(sumi) * llm_half(d) * x.d;
+  for (int i = 0; i < 4; ++i) {
+    lo = llm_dp4a(q[i], a.x[i], lo);
+    hi = llm_dp4a(q[4 + i], a.x[4 + i], hi);
+  }
+  return static_cast<float>(lo + hi) * llm_half(d) * x.d;
 }
 
 // Activation group data of kActQ8K: the super-block's scale and the two sums of 16.

@@ -51,6 +51,34 @@ __device__ __forceinline__ uint32_t mv_load2(const uint8_t* p) {
   return kShared ? *(const uint16_t*)p : load_stream2(p);
 }
 
+// The prepared activations are read with shared-memory loads. The view's
+// pointers are generic, and the compiler, which cannot tell where they point,
+// read them with generic loads (LD.E, slower than LDS); the SASS of the
+// products showed it (docs/perf-notes.md). Volatile, so that no read moves
+// above the barrier that ends the preparation.
+#ifdef NVHCQ_KERNEL_EMULATION
+inline uint4 act_load16(const void* p) { return *(const uint4*)p; }
+inline uint2 act_load8(const void* p) { return *(const uint2*)p; }
+inline uint32_t act_load4(const void* p) { return *(const uint32_t*)p; }
+#else
+__device__ __forceinline__ uint32_t act_address(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ uint4 act_load16(const void* p) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(act_address(p)));
+  return v;
+}
+__device__ __forceinline__ uint2 act_load8(const void* p) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(act_address(p)));
+  return v;
+}
+__device__ __forceinline__ uint32_t act_load4(const void* p) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(act_address(p)));
+  return v;
+}
+#endif
+
 // One group of a quantized row, as loaded.
 struct Loaded {
   uint4 qs, qs2;
@@ -89,8 +117,7 @@ __device__ __forceinline__ Loaded load_group(const LlmGpuMatrix& m, size_t row_g
 }
 
 __device__ __forceinline__ LlmActGroup act_group(const ActView& a, int g) {
-  const uint4* p = (const uint4*)(a.q + g * LLM_GROUP);
-  const uint4 lo = p[0], hi = p[1];
+  const uint4 lo = act_load16(a.q + g * LLM_GROUP), hi = act_load16(a.q + g * LLM_GROUP + 16);
   LlmActGroup r;
   r.x[0] = lo.x; r.x[1] = lo.y; r.x[2] = lo.z; r.x[3] = lo.w;
   r.x[4] = hi.x; r.x[5] = hi.y; r.x[6] = hi.z; r.x[7] = hi.w;
@@ -99,17 +126,18 @@ __device__ __forceinline__ LlmActGroup act_group(const ActView& a, int g) {
 
 __device__ __forceinline__ LlmQ8x32 act_q8x32(const ActView& a, int g) {
   LlmQ8x32 x;
-  x.d = a.d[g];
-  x.s = a.s[g];
-  x.sum = a.sum[g];
+  x.d = __uint_as_float(act_load4(a.d + g));
+  x.s = __uint_as_float(act_load4(a.s + g));
+  x.sum = (int)act_load4(a.sum + g);
   return x;
 }
 
 __device__ __forceinline__ LlmQ8K act_q8k(const ActView& a, int g) {
   LlmQ8K x;
-  x.d = a.d[g / LLM_GROUPS_PER_SUPER];
-  x.bsum_lo = a.sum[2 * g];
-  x.bsum_hi = a.sum[2 * g + 1];
+  x.d = __uint_as_float(act_load4(a.d + g / LLM_GROUPS_PER_SUPER));
+  const uint2 sums = act_load8(a.sum + 2 * g);
+  x.bsum_lo = (int)sums.x;
+  x.bsum_hi = (int)sums.y;
   return x;
 }
 
@@ -131,16 +159,24 @@ __device__ __forceinline__ float group_dot(const Loaded& l, const ActView& a, in
 }
 
 // A round of a quantized product: R rows, kU groups of each per lane, loaded
-// (all loads issued first) and then multiplied with the activations.
+// (all loads issued first) and then multiplied with the activations. Past the
+// range's end (a last round of fewer groups) a lane loads and multiplies the
+// range's last group again and drops the product, so that a round is straight
+// code: guarding each group with a branch kept the compiler from interleaving
+// the groups' dependent chains, and cost a convergence barrier per group.
+__device__ __forceinline__ int round_group(int g0, int u, int g_end) {
+  const int g = g0 + 32 * u;
+  return g < g_end ? g : g_end - 1;
+}
+
 template <int kFormat, int R, int kU, bool kShared>
 __device__ __forceinline__ void load_round(const LlmGpuMatrix& m, int r0, int groups, int g0, int g_end,
                                            Loaded (&l)[R][kU]) {
 #pragma unroll
   for (int r = 0; r < R; ++r) {
+    const size_t row = (size_t)(r0 + r) * groups;
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      if (g0 + 32 * u < g_end) l[r][u] = load_group<kShared>(m, (size_t)(r0 + r) * groups + g0 + 32 * u, kFormat);
-    }
+    for (int u = 0; u < kU; ++u) l[r][u] = load_group<kShared>(m, row + round_group(g0, u, g_end), kFormat);
   }
 }
 
@@ -150,9 +186,8 @@ __device__ __forceinline__ void dot_round(const Loaded (&l)[R][kU], const ActVie
   for (int r = 0; r < R; ++r) {
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      if (g0 + 32 * u < g_end) {
-        acc[r] += group_dot<kFormat>(l[r][u], a, g0 + 32 * u);
-      }
+      const float d = group_dot<kFormat>(l[r][u], a, round_group(g0, u, g_end));
+      acc[r] = g0 + 32 * u < g_end ? acc[r] + d : acc[r];
     }
   }
 }
@@ -166,10 +201,11 @@ __device__ void rows_quant(const LlmGpuMatrix& m, int r0, const ActView& a, int 
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-  for (int g0 = g_begin + lane; g0 < g_end; g0 += 32 * kU) {
+  // (The loop's bound is the warp's, so that its lanes never part.)
+  for (int base = g_begin; base < g_end; base += 32 * kU) {
     Loaded l[R][kU];
-    load_round<kFormat, R, kU, kShared>(m, r0, groups, g0, g_end, l);
-    dot_round<kFormat, R, kU>(l, a, g0, g_end, acc);
+    load_round<kFormat, R, kU, kShared>(m, r0, groups, base + lane, g_end, l);
+    dot_round<kFormat, R, kU>(l, a, base + lane, g_end, acc);
   }
 }
 
@@ -194,38 +230,44 @@ __device__ void rows_plain(const LlmGpuMatrix& m, int r0, const ActView& a, int 
   const int c_end = u_end * kPer;
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-  for (int c0 = (u_begin + lane) * kPer; c0 < c_end; c0 += 32 * kPer * kU) {
+  // Straight rounds as in the quantized loops: past the end a lane takes the
+  // range's last unit again and drops the product.
+  for (int base = u_begin * kPer; base < c_end; base += 32 * kPer * kU) {
+    const int c0 = base + lane * kPer;
     uint4 w[R][kU];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
-        const int c = c0 + 32 * kPer * u;
-        if (c < c_end) w[r][u] = mv_load16<kShared>((const uint8_t*)m.qs + ((size_t)(r0 + r) * cols + c) * (16 / kPer));
+        const int c = min(c0 + 32 * kPer * u, c_end - kPer);
+        w[r][u] = mv_load16<kShared>((const uint8_t*)m.qs + ((size_t)(r0 + r) * cols + c) * (16 / kPer));
       }
     }
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      const int c = c0 + 32 * kPer * u;
-      if (c >= c_end) continue;
+      const bool here = c0 + 32 * kPer * u < c_end;
+      const int c = min(c0 + 32 * kPer * u, c_end - kPer);
       float x[8];
       if (kAct == kActF32) {
-        const float4 v = *(const float4*)(a.f + c);
-        x[0] = v.x; x[1] = v.y; x[2] = v.z; x[3] = v.w;
+        const uint4 v = act_load16(a.f + c);
+        x[0] = __uint_as_float(v.x); x[1] = __uint_as_float(v.y);
+        x[2] = __uint_as_float(v.z); x[3] = __uint_as_float(v.w);
       } else {
-        unpack_half8(*(const uint4*)(a.h + c), kAct == kActBF16, x);
+        unpack_half8(act_load16(a.h + c), kAct == kActBF16, x);
       }
 #pragma unroll
       for (int r = 0; r < R; ++r) {
+        float t = acc[r];
         if (kAct == kActF32) {
-          acc[r] += __uint_as_float(w[r][u].x) * x[0] + __uint_as_float(w[r][u].y) * x[1] +
-                    __uint_as_float(w[r][u].z) * x[2] + __uint_as_float(w[r][u].w) * x[3];
+          t += __uint_as_float(w[r][u].x) * x[0] + __uint_as_float(w[r][u].y) * x[1] +
+               __uint_as_float(w[r][u].z) * x[2] + __uint_as_float(w[r][u].w) * x[3];
         } else {
           float wf[8];
           unpack_half8(w[r][u], kAct == kActBF16, wf);
 #pragma unroll
-          for (int i = 0; i < 8; ++i) acc[r] += wf[i] * x[i];
+          for (int i = 0; i < 8; ++i) t += wf[i] * x[i];
         }
+        acc[r] = here ? t : acc[r];
       }
     }
   }

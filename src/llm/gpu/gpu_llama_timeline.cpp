@@ -1,6 +1,7 @@
 // GpuLlama::decode_timeline: a self-ordered decode step traced block by block
 // (kernels built with LLM_TRACE stamp into the array the step state points to;
 // step_timeline.h reads it).
+#include <chrono>
 #include <vector>
 
 #include "base/error.h"
@@ -13,6 +14,11 @@ namespace {
 // Steps replayed back to back per sample: the traced one (the last) starts
 // while the one before it drains, as in generation.
 constexpr int kTimelineRun = 3;
+// How long the traced steps replay before the first sample. The GPU's clocks
+// follow its load, and a sample is a few steps between host round trips: on
+// the H200 a 1B model's first samples after its tests ran every launch 3-4x
+// slower than its decode (docs/perf-notes.md).
+constexpr int kTimelineWarmUpMs = 200;
 
 // Stamp slots are laid out as StepChain counts blocks (LlmChainLink::after).
 size_t step_blocks(const std::vector<StepLaunch>& step) {
@@ -37,6 +43,12 @@ StepTimeline GpuLlama::decode_timeline(int samples) {
 
   int32_t token = 0;
   acc_.download(&token, *scratch_, s_->history - scratch_->va() + 4ull * (pos_ - 1), 4);
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimelineWarmUpMs);
+  while (std::chrono::steady_clock::now() < warm_until) {
+    write_state(token, pos_);
+    for (int r = 0; r < kTimelineRun; ++r) acc_.replay(*graph_);
+    acc_.synchronize();
+  }
   std::vector<StepTimeline> steps;
   for (int i = 0; i < samples; ++i) {
     write_state(token, pos_);
