@@ -139,6 +139,12 @@ LLM_HD int llm_dp4a(uint32_t a, uint32_t b, int c) {
   asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   return d;
 }
+// The same with a's bytes unsigned (0..255).
+LLM_HD int llm_dp4a_u8(uint32_t a, uint32_t b, int c) {
+  int d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
 #else
 inline float llm_half(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -163,6 +169,12 @@ inline int llm_dp4a(uint32_t a, uint32_t b, int c) {
   }
   return c;
 }
+inline int llm_dp4a_u8(uint32_t a, uint32_t b, int c) {
+  for (int i = 0; i < 4; ++i) {
+    c += static_cast<int>((a >> (8 * i)) & 0xffu) * static_cast<int8_t>(b >> (8 * i));
+  }
+  return c;
+}
 #endif
 
 // SwiGLU's product silu(g) * u, in the one form every kernel applying it uses.
@@ -180,15 +192,17 @@ struct LlmActGroup {
 
 // Sum over the 32 weights of a 4-bit group of q * x (q = nibble, 0..15). The
 // low and high nibbles are two independent chains of dp4a (integer sums are
-// exact in any order), so a GPU has two in flight instead of one of eight.
+// exact in any order), so a GPU has two in flight instead of one of eight. The
+// high nibbles are taken in place, as unsigned bytes 16 q (one mask instead of
+// a shift and a mask per word), and their sum, a multiple of 16, shifted once.
 LLM_HD int llm_dot_nibbles(const uint32_t q[4], const LlmActGroup& a) {
-  int lo = 0, hi = 0;
+  int lo = 0, hi16 = 0;
 LLM_UNROLL
   for (int i = 0; i < 4; ++i) {
     lo = llm_dp4a(llm_lo4(q[i]), a.x[i], lo);
-    hi = llm_dp4a(llm_hi4(q[i]), a.x[4 + i], hi);
+    hi16 = llm_dp4a_u8(q[i] & 0xF0F0F0F0u, a.x[4 + i], hi16);
   }
-  return lo + hi;
+  return lo + (hi16 >> 4);
 }
 
 // Same for 5-bit values: nibble | (bit 4 from qh).

@@ -85,7 +85,7 @@ __device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, c
 }
 
 template <int kAct, int kEpi, int R>
-__device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
+__device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   const int warp = threadIdx.x >> 5;
   const int tasks = job.rows / R;
   for (int task = blockIdx.x * MV_WARPS + warp; task < tasks; task += gridDim.x * MV_WARPS) {
@@ -128,7 +128,7 @@ __device__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned lo
 // the two rounds in registers hold only what that format loads (a run-time
 // format made every group the size of the largest, and the kernel spilled).
 template <int kFormat, int kEpi, int R>
-__device__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
+__device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   constexpr int kU = mv_per_row(MV_PIPE_IN_FLIGHT, R);
   constexpr int kMats = kEpi == LLM_EPI_SWIGLU ? 2 : 1;
   const int lane = threadIdx.x & 31;
@@ -217,7 +217,7 @@ __device__ __forceinline__ bool mv_pipelined() {
 }
 
 template <int kAct, int kEpi, int R>
-__device__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
+__device__ __forceinline__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   if (mv_pipelined<kAct, kEpi>()) {
     // Each case compiles for the activation kind its format pairs with only.
 #define MV_PIPELINED_CASE(format, act)                                               \
@@ -257,7 +257,7 @@ __device__ __forceinline__ void block_argmax(const LlmMatvecJob& job, unsigned l
 }
 
 template <int kAct, int kEpi>
-__device__ void matvec(const LlmMatvecJob& job) {
+__device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   uint8_t* smem = dynamic_smem();
   __shared__ double red[MV_WARPS];
   __shared__ unsigned long long block_best[MV_WARPS];

@@ -86,25 +86,28 @@ struct Loaded {
   uint32_t sc, sup;
 };
 
+// Group `row_group` of m (row * groups per row + group) as loaded. The index is
+// 32-bit (a matrix of up to 2^32 groups, 137G weights): 64-bit index arithmetic
+// took twice the instructions per load.
 template <bool kShared>
-__device__ __forceinline__ Loaded load_group(const LlmGpuMatrix& m, size_t row_group, int format) {
+__device__ __forceinline__ Loaded load_group(const LlmGpuMatrix& m, uint32_t row_group, int format) {
   Loaded l;
   const uint8_t* qs = (const uint8_t*)m.qs;
   if (format == kGpuQ8_0) {
-    l.qs = mv_load16<kShared>(qs + row_group * 32);
-    l.qs2 = mv_load16<kShared>(qs + row_group * 32 + 16);
+    l.qs = mv_load16<kShared>(qs + (size_t)row_group * 32);
+    l.qs2 = mv_load16<kShared>(qs + (size_t)row_group * 32 + 16);
   } else {
-    l.qs = mv_load16<kShared>(qs + row_group * 16);
+    l.qs = mv_load16<kShared>(qs + (size_t)row_group * 16);
   }
   if (format == kGpuQ5_0 || format == kGpuQ5_1 || format == kGpuQ5_K) {
-    l.qh.x = mv_load4<kShared>((const uint8_t*)m.qh + row_group * 4);
+    l.qh.x = mv_load4<kShared>((const uint8_t*)m.qh + (size_t)row_group * 4);
   } else if (format == kGpuQ6_K) {
-    l.qh = mv_load8<kShared>((const uint8_t*)m.qh + row_group * 8);
+    l.qh = mv_load8<kShared>((const uint8_t*)m.qh + (size_t)row_group * 8);
   }
   if (format == kGpuQ4_1 || format == kGpuQ5_1) {
-    l.sc = mv_load4<kShared>((const uint8_t*)m.scales + row_group * 4);
+    l.sc = mv_load4<kShared>((const uint8_t*)m.scales + (size_t)row_group * 4);
   } else {
-    l.sc = mv_load2<kShared>((const uint8_t*)m.scales + row_group * 2);
+    l.sc = mv_load2<kShared>((const uint8_t*)m.scales + (size_t)row_group * 2);
   }
   if (format == kGpuQ4_K || format == kGpuQ5_K) {
     l.sup = kShared ? ((const uint32_t*)m.super)[row_group / LLM_GROUPS_PER_SUPER]
@@ -174,9 +177,11 @@ __device__ __forceinline__ void load_round(const LlmGpuMatrix& m, int r0, int gr
                                            Loaded (&l)[R][kU]) {
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    const size_t row = (size_t)(r0 + r) * groups;
+    const uint32_t row = (uint32_t)(r0 + r) * (uint32_t)groups;
 #pragma unroll
-    for (int u = 0; u < kU; ++u) l[r][u] = load_group<kShared>(m, row + round_group(g0, u, g_end), kFormat);
+    for (int u = 0; u < kU; ++u) {
+      l[r][u] = load_group<kShared>(m, row + (uint32_t)round_group(g0, u, g_end), kFormat);
+    }
   }
 }
 
