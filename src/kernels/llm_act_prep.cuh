@@ -84,7 +84,7 @@ __device__ __forceinline__ ActView q8k_view(uint8_t* smem, int cols) {
   ActView v{};
   v.q = (const int8_t*)smem;
   v.d = (const float*)(smem + cols);
-  v.sum = (const int*)(v.d + cols / LLM_SUPER);
+  v.sum = (const int*)(smem + llm_q8k_sums_offset(cols));
   return v;
 }
 

@@ -130,6 +130,11 @@ LLM_HD uint64_t llm_row_bytes(int format, int64_t cols, int array) {
   }
 }
 
+// Q8_K activations in shared memory: cols int8 values, a float d per 256, then
+// the sums of each 16 from this byte offset, 8-byte aligned so that a group's
+// two sums are one 8-byte load (cols / 256 odd would leave them 4 bytes off).
+LLM_HD uint32_t llm_q8k_sums_offset(uint32_t cols) { return (cols + (cols / LLM_SUPER) * 4 + 7) / 8 * 8; }
+
 // --- Scalar helpers that exist on both sides -------------------------------
 
 #if defined(__CUDACC__)

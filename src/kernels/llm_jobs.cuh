@@ -219,7 +219,7 @@ LLM_HD uint32_t llm_act_smem_bytes(int kind, int cols) {
   const uint32_t n = static_cast<uint32_t>(cols);
   switch (kind) {
     case kActQ8x32: return n + (n / LLM_GROUP) * 12;
-    case kActQ8K: return n + (n / LLM_SUPER) * 4 + (n / 16) * 4;
+    case kActQ8K: return llm_q8k_sums_offset(n) + (n / 16) * 4;
     case kActF16:
     case kActBF16: return 2 * n;
     default: return 4 * n;

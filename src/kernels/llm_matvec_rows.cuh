@@ -57,9 +57,11 @@ __device__ __forceinline__ uint32_t mv_load2(const uint8_t* p) {
 // products showed it (docs/perf-notes.md). Volatile, so that no read moves
 // above the barrier that ends the preparation.
 #ifdef NVHCQ_KERNEL_EMULATION
-inline uint4 act_load16(const void* p) { return *(const uint4*)p; }
-inline uint2 act_load8(const void* p) { return *(const uint2*)p; }
-inline uint32_t act_load4(const void* p) { return *(const uint32_t*)p; }
+// (As on the GPU, a load of n bytes must be n-byte aligned: a misaligned one
+// there is Xid 13, "Misaligned Address".)
+inline uint4 act_load16(const void* p) { return *(const uint4*)::nvhcq::emu::aligned_shared(p, 16); }
+inline uint2 act_load8(const void* p) { return *(const uint2*)::nvhcq::emu::aligned_shared(p, 8); }
+inline uint32_t act_load4(const void* p) { return *(const uint32_t*)::nvhcq::emu::aligned_shared(p, 4); }
 #else
 __device__ __forceinline__ uint32_t act_address(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ uint4 act_load16(const void* p) {

@@ -428,6 +428,15 @@ uint32_t shared_offset(const void* p) {
   return static_cast<uint32_t>(a - base);
 }
 
+const void* aligned_shared(const void* p, uint32_t bytes) {
+  const uint32_t at = shared_offset(p);
+  if (at % bytes != 0 || !smem_range_ok(at, bytes)) {
+    fail("a " + std::to_string(bytes) + "-byte shared-memory load at " + std::to_string(at) +
+         " is misaligned or outside shared memory");
+  }
+  return p;
+}
+
 void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
   State& s = state();
   if (dst % 16 != 0 || !smem_range_ok(dst, 16)) {

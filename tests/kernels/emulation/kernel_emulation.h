@@ -46,6 +46,9 @@ const Dim3& grid_dim();
 void sync_threads();
 uint8_t* shared_memory();
 uint32_t shared_offset(const void* p);
+// p, after checking that it points into shared memory and is `bytes`-aligned
+// (a violation fails the launch).
+const void* aligned_shared(const void* p, uint32_t bytes);
 void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes);
 void cp_async_commit();
 void cp_async_wait(int pending);
