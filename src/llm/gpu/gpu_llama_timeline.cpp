@@ -43,17 +43,17 @@ StepTimeline GpuLlama::decode_timeline(int samples) {
 
   int32_t token = 0;
   acc_.download(&token, *scratch_, s_->history - scratch_->va() + 4ull * (pos_ - 1), 4);
-  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimelineWarmUpMs);
-  while (std::chrono::steady_clock::now() < warm_until) {
+  // One run of kTimelineRun steps from the same token and position.
+  auto run = [&] {
     write_state(token, pos_);
     for (int r = 0; r < kTimelineRun; ++r) acc_.replay(*graph_);
     acc_.synchronize();
-  }
+  };
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimelineWarmUpMs);
+  while (std::chrono::steady_clock::now() < warm_until) run();
   std::vector<StepTimeline> steps;
   for (int i = 0; i < samples; ++i) {
-    write_state(token, pos_);
-    for (int r = 0; r < kTimelineRun; ++r) acc_.replay(*graph_);
-    acc_.synchronize();
+    run();
     steps.push_back(summarize_timeline(download_timeline()));
   }
   return average_timelines(steps);
