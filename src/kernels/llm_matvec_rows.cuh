@@ -238,7 +238,9 @@ __device__ void rows_plain(const LlmGpuMatrix& m, int r0, const ActView& a, int 
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
   // Straight rounds as in the quantized loops: past the end a lane takes the
-  // range's last unit again and drops the product.
+  // range's last unit again and drops the product. (Clamped in columns, not
+  // through round_group on units: that form, the same indices, decoded 1B F16
+  // 11% slower on the H200.)
   for (int base = u_begin * kPer; base < c_end; base += 32 * kPer * kU) {
     const int c0 = base + lane * kPer;
     uint4 w[R][kU];
