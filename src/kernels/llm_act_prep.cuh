@@ -59,12 +59,6 @@ __device__ __forceinline__ float4 normalized4(float4 v, float4 w, float scale) {
   return v;
 }
 
-// Four consecutive inputs from i, normalized when there is a norm.
-__device__ __forceinline__ float4 act_values4(const float* x, const float* norm, float scale, int i) {
-  const float4 v = load_input4(x + i);
-  return norm ? normalized4(v, *(const float4*)(norm + i), scale) : v;
-}
-
 __device__ __forceinline__ uint32_t pack_i8x4(int a, int b, int c, int d) {
   return (uint32_t)(a & 0xff) | ((uint32_t)(b & 0xff) << 8) | ((uint32_t)(c & 0xff) << 16) | ((uint32_t)d << 24);
 }
@@ -124,25 +118,36 @@ __device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const 
   int8_t* q = (int8_t*)v.q;
   float* d = (float*)v.d;
   int* bsum = (int*)v.sum;
-  // (|x| bits << 32) | ~index: the largest magnitude, the smallest index among equals.
-  unsigned long long key = 0;
+  // The value of largest magnitude, the first (smallest index) among equals:
+  // each lane keeps its own first largest, the warp's maximum magnitude comes
+  // from one reduction, and the lowest lane holding it has the first index.
+  // (Picked afterwards by index from the eight values, they went through local
+  // memory: the SASS showed an indexed load; and a 64-bit (magnitude, index)
+  // key took five rounds of two shuffles.)
+  // (A lane's eight by pairs, a tree of three steps: the later of a pair wins
+  // only when strictly larger.)
+  uint32_t m[8];
+  float f[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
-    const unsigned long long k =
-        ((unsigned long long)__float_as_uint(fabsf(vals[j])) << 32) | (0xffffffffu - (uint32_t)(8 * lane + j));
-    key = k > key ? k : key;
+    m[j] = __float_as_uint(fabsf(vals[j]));
+    f[j] = vals[j];
   }
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const unsigned long long other = __shfl_xor_sync(0xffffffffu, key, o);
-    key = other > key ? other : key;
-  }
-  const int best = (int)(0xffffffffu - (uint32_t)(key & 0xffffffffu));
-  float mine = 0.0f;
+  for (int step = 1; step < 8; step *= 2) {
 #pragma unroll
-  for (int j = 0; j < 8; ++j) mine = (j == (best & 7)) ? vals[j] : mine;
-  const float max = __shfl_sync(0xffffffffu, mine, best >> 3);
-  if ((key >> 32) == 0) {  // all zero
+    for (int j = 0; j < 8; j += 2 * step) {
+      const bool later = m[j + step] > m[j];
+      m[j] = later ? m[j + step] : m[j];
+      f[j] = later ? f[j + step] : f[j];
+    }
+  }
+  const uint32_t mag = m[0];
+  const float mine = f[0];
+  const uint32_t warp_mag = __reduce_max_sync(0xffffffffu, mag);
+  const int holder = __ffs(__ballot_sync(0xffffffffu, mag == warp_mag)) - 1;
+  const float max = __shfl_sync(0xffffffffu, mine, holder);
+  if (warp_mag == 0) {  // all zero
     *(uint2*)(q + i) = make_uint2(0, 0);
     if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = 0;
     if (lane == 0) d[sb] = 0.0f;
@@ -170,15 +175,63 @@ __device__ __forceinline__ void half_quad(float4 val, int i, uint16_t* h, bool b
   for (int j = 0; j < 4; ++j) h[i + j] = bf16 ? float_to_bf16(f[j]) : float_to_half(f[j]);
 }
 
-// The kinds from the input in global memory, pass after pass.
+// The kinds from the input in global memory, pass after pass: a thread asks
+// for the inputs of its next passes before it works on one (a window of
+// kAhead passes' loads). Measured on the H200 (docs/perf-notes.md), Q8_K
+// decoded fastest with the next pass's loads only, Q8_0 with four passes'.
+#ifndef MV_PREP_AHEAD_Q8K
+#define MV_PREP_AHEAD_Q8K 1
+#endif
+#ifndef MV_PREP_AHEAD
+#define MV_PREP_AHEAD 4
+#endif
+
+// Loads of kAhead passes of kLoads float4 each from x: pass p of a thread at
+// first + p * stride (+ 4 per further load), while it is < end.
+template <int kLoads, int kAhead>
+struct InputWindow {
+  static_assert(kAhead >= 1, "at least the next pass");
+  float4 v[kAhead][kLoads];
+
+  __device__ __forceinline__ void load(const float* x, int p, int i, int end) {
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) v[p][k] = i < end ? load_input4(x + i + 4 * k) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  __device__ __forceinline__ void fill(const float* x, int first, int stride, int end) {
+#pragma unroll
+    for (int p = 0; p < kAhead; ++p) load(x, p, first + p * stride, end);
+  }
+  // Takes the oldest pass's values and asks for the pass `next` (at i_next).
+  __device__ __forceinline__ void advance(const float* x, int i_next, int end, float4 (&out)[kLoads]) {
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) out[k] = v[0][k];
+#pragma unroll
+    for (int p = 0; p + 1 < kAhead; ++p) {
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) v[p][k] = v[p + 1][k];
+    }
+    load(x, kAhead - 1, i_next, end);
+  }
+};
+
+// Inputs from a window, normalized when there is a norm.
+__device__ __forceinline__ float4 act_from(float4 v, const float* norm, float scale, int i) {
+  return norm ? normalized4(v, *(const float4*)(norm + i), scale) : v;
+}
+
 template <int kThreads>
 __device__ void prep_q8x32(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
   *v = q8x32_view(smem, cols);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int base = warp * 128; base < cols; base += kThreads * 4) {
+  constexpr int kStride = kThreads * 4;
+  InputWindow<1, MV_PREP_AHEAD> window;
+  window.fill(x, warp * 128 + 4 * lane, kStride, cols);
+  for (int base = warp * 128; base < cols; base += kStride) {
     const int i = base + 4 * lane;
     const bool here = i < cols;
-    q8x32_quad(here ? act_values4(x, norm, scale, i) : make_float4(0.f, 0.f, 0.f, 0.f), i, here, *v);
+    float4 raw[1];
+    window.advance(x, i + MV_PREP_AHEAD * kStride, cols, raw);
+    q8x32_quad(here ? act_from(raw[0], norm, scale, i) : make_float4(0.f, 0.f, 0.f, 0.f), i, here, *v);
   }
 }
 
@@ -186,26 +239,37 @@ template <int kThreads>
 __device__ void prep_q8k(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
   *v = q8k_view(smem, cols);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  constexpr int kStride = kThreads / 32 * LLM_SUPER;
+  InputWindow<2, MV_PREP_AHEAD_Q8K> window;
+  window.fill(x, warp * LLM_SUPER + 8 * lane, kStride, cols);
   for (int sb = warp; sb < cols / LLM_SUPER; sb += kThreads / 32) {
     const int i = sb * LLM_SUPER + 8 * lane;
-    const float4 a = act_values4(x, norm, scale, i), b = act_values4(x, norm, scale, i + 4);
+    float4 raw[2];
+    window.advance(x, i + MV_PREP_AHEAD_Q8K * kStride, cols, raw);
+    const float4 a = act_from(raw[0], norm, scale, i), b = act_from(raw[1], norm, scale, i + 4);
     const float vals[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
     q8k_super(vals, sb, *v);
   }
 }
 
+// (The 16-bit and f32 kinds have no arithmetic to hide a load behind: with a
+// window of four passes 1B F16 decoded 0.5% slower than with these loops.)
 template <int kThreads>
 __device__ void prep_half(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v,
                           bool bf16) {
   uint16_t* h = (uint16_t*)smem;
-  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) half_quad(act_values4(x, norm, scale, i), i, h, bf16);
+  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) {
+    half_quad(act_from(load_input4(x + i), norm, scale, i), i, h, bf16);
+  }
   v->h = h;
 }
 
 template <int kThreads>
 __device__ void prep_f32(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
   float* f = (float*)smem;
-  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) *(float4*)(f + i) = act_values4(x, norm, scale, i);
+  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) {
+    *(float4*)(f + i) = act_from(load_input4(x + i), norm, scale, i);
+  }
   v->f = f;
 }
 

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,6 +111,15 @@ TEST_P(LlmActPrepEmulation, QuantizesAsTheCpuDoes) {
   for (float& v : w) v = 1.0f + 0.25f * normal(rng);
   // One all-zero super-block (Q8_K's special case) in the middle.
   std::fill(x.begin() + 256, x.begin() + 512, 0.0f);
+  // Q8_K's scale follows the first value of largest magnitude: two equal
+  // magnitudes of opposite sign in the next super-block, in different lanes
+  // (values 5 and 200), and in one lane in the one after (17 and 19). The
+  // second taken instead would flip every value's sign.
+  for (const auto& [first, second] : {std::pair<int, int>{512 + 5, 512 + 200}, std::pair<int, int>{768 + 17, 768 + 19}}) {
+    x[first] = -40.0f;
+    x[second] = 40.0f;
+    w[first] = w[second] = 1.0f;
+  }
 
   std::vector<uint8_t> smem(llm_act_smem_bytes(c.kind, c.cols), 0xA5);
   ActView v{};

@@ -113,6 +113,20 @@ inline unsigned long long __shfl_xor_sync(unsigned, unsigned long long v, int ma
   const uint64_t hi = ::nvhcq::emu::shfl_xor(static_cast<uint32_t>(v >> 32), mask);
   return lo | hi << 32;
 }
+// Whole-warp votes and reductions, from the emulated shuffles.
+inline unsigned __reduce_max_sync(unsigned, unsigned v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const uint32_t other = ::nvhcq::emu::shfl_xor(v, o);
+    v = other > v ? other : v;
+  }
+  return v;
+}
+inline unsigned __ballot_sync(unsigned, int predicate) {
+  uint32_t bits = predicate ? 1u << (::nvhcq::emu::thread_index().x & 31) : 0u;
+  for (int o = 16; o > 0; o >>= 1) bits |= ::nvhcq::emu::shfl_xor(bits, o);
+  return bits;
+}
+inline int __ffs(unsigned v) { return v == 0 ? 0 : __builtin_ctz(v) + 1; }
 inline double __shfl_xor_sync(unsigned, double v, int mask) {
   uint64_t bits;
   std::memcpy(&bits, &v, 8);
