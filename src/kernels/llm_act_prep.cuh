@@ -119,13 +119,12 @@ __device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const 
   float* d = (float*)v.d;
   int* bsum = (int*)v.sum;
   // The value of largest magnitude, the first (smallest index) among equals:
-  // each lane keeps its own first largest, the warp's maximum magnitude comes
-  // from one reduction, and the lowest lane holding it has the first index.
-  // (Picked afterwards by index from the eight values, they went through local
-  // memory: the SASS showed an indexed load; and a 64-bit (magnitude, index)
-  // key took five rounds of two shuffles.)
-  // (A lane's eight by pairs, a tree of three steps: the later of a pair wins
-  // only when strictly larger.)
+  // each lane finds its own first largest by a pairwise tree of three steps
+  // (the later of a pair wins only when strictly larger), the warp's largest
+  // magnitude is one reduction, and the lowest lane holding it has the first
+  // index. (Picked afterwards by index from the eight values, they went
+  // through local memory -- the SASS showed an indexed load -- and a 64-bit
+  // (magnitude, index) key took five rounds of two shuffles.)
   uint32_t m[8];
   float f[8];
 #pragma unroll
