@@ -200,8 +200,9 @@ struct InputWindow {
 #pragma unroll
     for (int p = 0; p < kAhead; ++p) load(x, p, first + p * stride, end);
   }
-  // Takes the oldest pass's values and asks for the pass `next` (at i_next).
-  __device__ __forceinline__ void advance(const float* x, int i_next, int end, float4 (&out)[kLoads]) {
+  // Takes the oldest pass's values (the pass at i) and asks for the pass
+  // kAhead strides further on.
+  __device__ __forceinline__ void advance(const float* x, int i, int stride, int end, float4 (&out)[kLoads]) {
 #pragma unroll
     for (int k = 0; k < kLoads; ++k) out[k] = v[0][k];
 #pragma unroll
@@ -209,7 +210,7 @@ struct InputWindow {
 #pragma unroll
       for (int k = 0; k < kLoads; ++k) v[p][k] = v[p + 1][k];
     }
-    load(x, kAhead - 1, i_next, end);
+    load(x, kAhead - 1, i + kAhead * stride, end);
   }
 };
 
@@ -229,7 +230,7 @@ __device__ void prep_q8x32(const float* x, const float* norm, float scale, int c
     const int i = base + 4 * lane;
     const bool here = i < cols;
     float4 raw[1];
-    window.advance(x, i + MV_PREP_AHEAD * kStride, cols, raw);
+    window.advance(x, i, kStride, cols, raw);
     q8x32_quad(here ? act_from(raw[0], norm, scale, i) : make_float4(0.f, 0.f, 0.f, 0.f), i, here, *v);
   }
 }
@@ -244,7 +245,7 @@ __device__ void prep_q8k(const float* x, const float* norm, float scale, int col
   for (int sb = warp; sb < cols / LLM_SUPER; sb += kThreads / 32) {
     const int i = sb * LLM_SUPER + 8 * lane;
     float4 raw[2];
-    window.advance(x, i + MV_PREP_AHEAD_Q8K * kStride, cols, raw);
+    window.advance(x, i, kStride, cols, raw);
     const float4 a = act_from(raw[0], norm, scale, i), b = act_from(raw[1], norm, scale, i + 4);
     const float vals[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
     q8k_super(vals, sb, *v);

@@ -10,9 +10,9 @@
 
 #include <cmath>
 #include <cstring>
-#include <utility>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu/half.h"
