@@ -37,6 +37,17 @@ __device__ __forceinline__ uint32_t chain_load_acquire(const uint32_t* p) {
 #endif
 }
 
+// A plain load at GPU scope (no ordering of what follows).
+__device__ __forceinline__ uint32_t chain_load_relaxed(const uint32_t* p) {
+#ifdef NVHCQ_KERNEL_EMULATION
+  return __ldcg(p);
+#else
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#endif
+}
+
 // Decode timeline (LLM_TRACE builds, `nvhcq bench --timeline`): thread 0 of
 // each block of a chained launch writes %globaltimer into the step state's
 // trace array, at the block's slot (the blocks before its launch, link.after,
@@ -60,6 +71,13 @@ __device__ __forceinline__ void chain_stamp(const LlmChainLink& link, const LlmS
 #endif
 }
 
+// CHAIN_BASE_RELAXED=0 reads the step's chain_base with an acquire as well,
+// before the first poll (for measurements: 0.7% slower 1B Q6_K decode on the
+// H200, docs/perf-notes.md).
+#ifndef CHAIN_BASE_RELAXED
+#define CHAIN_BASE_RELAXED 1
+#endif
+
 // Every thread of the block: returns once the launches this one follows have
 // finished (at once when not chained). Returns the step's chain_base (thread 0
 // only; finish_step advances it).
@@ -68,7 +86,12 @@ __device__ __forceinline__ uint32_t chain_wait(const LlmChainLink& link, const L
   if (!link.chained) return base;
   chain_stamp(link, state, LLM_STAMP_START);
   if (threadIdx.x == 0) {
-    base = chain_load_acquire(&state->chain_base);
+    // The base needs no acquire of its own: only the step's last launch
+    // writes it, after every other block of the step has finished, and a step
+    // starts after the one before has completed. Read without ordering, it is
+    // on its way with the first poll (one round trip to L2 where two were
+    // paid in turn, by every block that starts after the launches ahead end).
+    base = CHAIN_BASE_RELAXED ? chain_load_relaxed(&state->chain_base) : chain_load_acquire(&state->chain_base);
     while (chain_load_acquire(&state->chain_done) - base < (uint32_t)link.after) {
 #ifndef NVHCQ_KERNEL_EMULATION
       // (Polling with relaxed loads and one fence after, or sleeping 0 or

@@ -45,9 +45,14 @@ bool pipelined_swiglu(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu)
   return swiglu && format && mats.size() == 2 && mats[1]->format == f;
 }
 
-// Rows a warp of a matrix-vector kernel takes at once: about eight 16-byte
-// loads in flight per lane, whatever the row length (see llm_matvec.cu). The
-// pipelined loop keeps its loads in flight whatever the rows (kU groups of R
+// Rows a warp of a matrix-vector kernel takes at once (each lane keeps about
+// eight 16-byte loads in flight whatever the rows; see llm_matvec.cu). Rows of
+// at most four loads a lane go four to a warp: a short product then takes fewer
+// blocks and leaves its SMs room for the next launch's blocks, which start
+// waiting before it ends (8B's Q/K/V and Wo at four rows instead of two: 1.0%
+// and 2.5% faster decode of Q4_K_M and Q6_K on the H200). Longer rows go one
+// at a time (two of 1B's down rows a warp, or four F16 rows of 4 KB: 3-4%
+// slower; docs/perf-notes.md). The pipelined loop keeps its loads in flight whatever the rows (kU groups of R
 // rows, kU * R fixed), so there the rows are those that leave the busiest warp
 // the fewest, of the counts whose rounds do not pass the row's end (8B's
 // gate/up: seven rows instead of four tasks of two; 1-1.6% faster decode on
@@ -60,7 +65,7 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   auto divides = [&](int k) {
     return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
   };
-  int r = loads <= 2 ? 4 : loads <= 4 ? 2 : 1;
+  int r = loads <= 4 ? 4 : 1;
   while (r > 1 && !divides(r)) r /= 2;
   if (!pipelined_swiglu(segments, swiglu)) return r;
   constexpr uint64_t kPipeInFlight = 4;  // MV_PIPE_IN_FLIGHT's default
