@@ -50,13 +50,16 @@ bool pipelined_swiglu(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu)
 // at most four loads a lane go four to a warp: a short product then takes fewer
 // blocks and leaves its SMs room for the next launch's blocks, which start
 // waiting before it ends (8B's Q/K/V and Wo at four rows instead of two: 1.0%
-// and 2.5% faster decode of Q4_K_M and Q6_K on the H200). Longer rows go one
-// at a time (two of 1B's down rows a warp, or four F16 rows of 4 KB: 3-4%
-// slower; docs/perf-notes.md). The pipelined loop keeps its loads in flight whatever the rows (kU groups of R
-// rows, kU * R fixed), so there the rows are those that leave the busiest warp
-// the fewest, of the counts whose rounds do not pass the row's end (8B's
-// gate/up: seven rows instead of four tasks of two; 1-1.6% faster decode on
-// the H200, docs/perf-notes.md). `max_blocks`: the launch's grid at most.
+// and 2.5% faster decode of Q4_K_M and Q6_K on the H200). Longer rows go one at
+// a time, or two where that leaves the busiest warp no more rows (1B F16's
+// Q/K/V and gate/up, 8B's down: 1B F16 1.2% faster); two of 1B's down rows a
+// warp (twice the busiest warp's rows), or four F16 rows of 4 KB, were 3-4%
+// slower (docs/perf-notes.md). The pipelined loop keeps its loads in flight
+// whatever the rows (kU groups of R rows, kU * R fixed), so there the rows are
+// those that leave the busiest warp the fewest, of the counts whose rounds do
+// not pass the row's end (8B's gate/up: seven rows instead of four tasks of
+// two; 1-1.6% faster decode on the H200). `max_blocks`: the launch's grid at
+// most.
 int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu, uint64_t max_blocks) {
   const LlmGpuMatrix& m = *segments.front();
   const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
@@ -65,16 +68,20 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   auto divides = [&](int k) {
     return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
   };
-  int r = loads <= 4 ? 4 : 1;
-  while (r > 1 && !divides(r)) r /= 2;
-  if (!pipelined_swiglu(segments, swiglu)) return r;
-  constexpr uint64_t kPipeInFlight = 4;  // MV_PIPE_IN_FLIGHT's default
-  const uint64_t groups = static_cast<uint64_t>(m.cols) / LLM_GROUP;
+  uint64_t rows = 0;
+  for (const LlmGpuMatrix* s : segments) rows += s->rows;
+  if (swiglu) rows = m.rows;
   auto busiest_rows = [&](int k) {
-    const uint64_t tasks = static_cast<uint64_t>(m.rows) / k;
+    const uint64_t tasks = rows / k;
     const uint64_t warps = kMatvecWarps * std::min<uint64_t>((tasks + kMatvecWarps - 1) / kMatvecWarps, max_blocks);
     return (tasks + warps - 1) / warps * k;
   };
+  int r = loads <= 4 ? 4 : 1;
+  while (r > 1 && !divides(r)) r /= 2;
+  if (r == 1 && divides(2) && busiest_rows(2) <= busiest_rows(1)) r = 2;
+  if (!pipelined_swiglu(segments, swiglu)) return r;
+  constexpr uint64_t kPipeInFlight = 4;  // MV_PIPE_IN_FLIGHT's default
+  const uint64_t groups = static_cast<uint64_t>(m.cols) / LLM_GROUP;
   for (int k : {4, 2, 1}) {  // ties keep the larger count
     const uint64_t per_lane = std::max<uint64_t>(1, kPipeInFlight / k);
     if (!divides(k) || 32 * per_lane > groups) continue;
