@@ -72,7 +72,7 @@ __device__ __forceinline__ void chain_stamp(const LlmChainLink& link, const LlmS
 }
 
 // CHAIN_BASE_RELAXED=0 reads the step's chain_base with an acquire as well,
-// before the first poll (for measurements: 0.7% slower 1B Q6_K decode on the
+// before the first poll (for measurements: 0.6% slower 1B Q6_K decode on the
 // H200, docs/perf-notes.md).
 #ifndef CHAIN_BASE_RELAXED
 #define CHAIN_BASE_RELAXED 1

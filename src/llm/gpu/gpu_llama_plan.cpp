@@ -68,6 +68,7 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   auto divides = [&](int k) {
     return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
   };
+  // The rows the launch's warps share (a swiglu task's gate and up rows pair).
   uint64_t rows = 0;
   for (const LlmGpuMatrix* s : segments) rows += s->rows;
   if (swiglu) rows = m.rows;
