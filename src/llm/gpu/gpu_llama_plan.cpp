@@ -45,6 +45,12 @@ bool pipelined_swiglu(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu)
   return swiglu && format && mats.size() == 2 && mats[1]->format == f;
 }
 
+// Blocks of a matrix-vector launch whose warps take `tasks` tasks: one task a
+// warp, at most max_blocks (the warps then take several).
+uint64_t matvec_blocks(uint64_t tasks, uint64_t max_blocks) {
+  return std::clamp<uint64_t>((tasks + kMatvecWarps - 1) / kMatvecWarps, 1, max_blocks);
+}
+
 // Rows a warp of a matrix-vector kernel takes at once (each lane keeps about
 // eight 16-byte loads in flight whatever the rows; see llm_matvec.cu). Rows of
 // at most four loads a lane go four to a warp: a short product then takes fewer
@@ -58,9 +64,10 @@ bool pipelined_swiglu(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu)
 // whatever the rows (kU groups of R rows, kU * R fixed), so there the rows are
 // those that leave the busiest warp the fewest, of the counts whose rounds do
 // not pass the row's end (8B's gate/up: seven rows instead of four tasks of
-// two; 1-1.6% faster decode on the H200). `max_blocks`: the launch's grid at
-// most.
-int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu, uint64_t max_blocks) {
+// two; 1-1.6% faster decode on the H200). `rows`: the rows the launch's warps
+// share (LlmMatvecJob::rows); `max_blocks`: its grid at most.
+int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu, uint64_t rows,
+                  uint64_t max_blocks) {
   const LlmGpuMatrix& m = *segments.front();
   const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
   const uint64_t loads = plain ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512
@@ -68,13 +75,9 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   auto divides = [&](int k) {
     return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
   };
-  // The rows the launch's warps share (a swiglu task's gate and up rows pair).
-  uint64_t rows = 0;
-  for (const LlmGpuMatrix* s : segments) rows += s->rows;
-  if (swiglu) rows = m.rows;
   auto busiest_rows = [&](int k) {
     const uint64_t tasks = rows / k;
-    const uint64_t warps = kMatvecWarps * std::min<uint64_t>((tasks + kMatvecWarps - 1) / kMatvecWarps, max_blocks);
+    const uint64_t warps = kMatvecWarps * matvec_blocks(tasks, max_blocks);
     return (tasks + warps - 1) / warps * k;
   };
   int r = loads <= 4 ? 4 : 1;
@@ -143,7 +146,7 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     std::vector<const LlmGpuMatrix*> descs;
     for (int s = 0; s < job.segments; ++s) descs.push_back(&job.m[s]);
     const uint64_t max_blocks = static_cast<uint64_t>(acc_.sm_count()) * options_.matvec_blocks_per_sm;
-    job.rows_per_warp = rows_per_warp(descs, epilogue == "swiglu", max_blocks);
+    job.rows_per_warp = rows_per_warp(descs, epilogue == "swiglu", static_cast<uint64_t>(job.rows), max_blocks);
     const uint32_t smem = llm_act_smem_bytes(g.act, job.cols);
     if (smem > kMaxDynamicShared) {
       throw FormatError("'" + g.first->name + "': rows of " + std::to_string(job.cols) + " " +
@@ -152,8 +155,7 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     gpu::LaunchDims d;
     d.block[0] = kMatvecThreads;
     const uint64_t tasks = static_cast<uint64_t>(job.rows) / job.rows_per_warp;
-    d.grid[0] = static_cast<uint32_t>(std::clamp<uint64_t>(
-        (tasks + kMatvecWarps - 1) / kMatvecWarps, 1, max_blocks));
+    d.grid[0] = static_cast<uint32_t>(matvec_blocks(tasks, max_blocks));
     d.dynamic_shared_bytes = smem;
     if (chain != nullptr) job.chain = chain->next(d);
     out.push_back(StepLaunch{what, &kernels_.matvec(g.act, epilogue), gpu::KernelArgs().add(job), d,
