@@ -94,6 +94,18 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   return r;
 }
 
+// Whether a matrix-vector block asks L2 for the start of its warps' first rows
+// before it waits (LlmMatvecJob::prefetch). F16, BF16 and F32 rows always (1B
+// F16 decode 1.8% faster than without). Quantized rows only in products of
+// 4096 x 4096 or more, which 8B's are and 1B's are not: without, 1B Q6_K,
+// Q4_K_M, Q8_0 and Q4_0 decode 1.2-2.0% faster and 8B Q4_K_M and Q6_K 0.7%
+// slower on the H200 (a late-starting block's prefetches queue ahead of its
+// activation preparation's loads; docs/perf-notes.md).
+bool prefetches_rows(const LlmGpuMatrix& m) {
+  const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
+  return plain || std::min(m.rows, m.cols) >= 4096;
+}
+
 }  // namespace
 
 std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<const GpuMatrix*>& segments,
@@ -147,6 +159,7 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     for (int s = 0; s < job.segments; ++s) descs.push_back(&job.m[s]);
     const uint64_t max_blocks = static_cast<uint64_t>(acc_.sm_count()) * options_.matvec_blocks_per_sm;
     job.rows_per_warp = rows_per_warp(descs, epilogue == "swiglu", static_cast<uint64_t>(job.rows), max_blocks);
+    job.prefetch = prefetches_rows(job.m[0]) ? 1 : 0;
     const uint32_t smem = llm_act_smem_bytes(g.act, job.cols);
     if (smem > kMaxDynamicShared) {
       throw FormatError("'" + g.first->name + "': rows of " + std::to_string(job.cols) + " " +
