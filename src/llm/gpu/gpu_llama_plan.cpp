@@ -45,6 +45,10 @@ bool pipelined_swiglu(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu)
   return swiglu && format && mats.size() == 2 && mats[1]->format == f;
 }
 
+// Rows the matrix-vector kernels read as plain numbers (llm_matvec_rows.cuh's
+// rows_plain), not as quantized groups.
+bool plain_rows(const LlmGpuMatrix& m) { return llm_format_16bit(m.format) || m.format == kGpuF32; }
+
 // Blocks of a matrix-vector launch whose warps take `tasks` tasks: one task a
 // warp, at most max_blocks (the warps then take several).
 uint64_t matvec_blocks(uint64_t tasks, uint64_t max_blocks) {
@@ -69,9 +73,8 @@ uint64_t matvec_blocks(uint64_t tasks, uint64_t max_blocks) {
 int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu, uint64_t rows,
                   uint64_t max_blocks) {
   const LlmGpuMatrix& m = *segments.front();
-  const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
-  const uint64_t loads = plain ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512
-                               : (static_cast<uint64_t>(m.cols) / LLM_GROUP + 31) / 32;
+  const uint64_t loads = plain_rows(m) ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512
+                                       : (static_cast<uint64_t>(m.cols) / LLM_GROUP + 31) / 32;
   auto divides = [&](int k) {
     return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
   };
@@ -101,10 +104,7 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
 // Q4_K_M, Q8_0 and Q4_0 decode 1.2-2.0% faster and 8B Q4_K_M and Q6_K 0.7%
 // slower on the H200 (a late-starting block's prefetches queue ahead of its
 // activation preparation's loads; docs/perf-notes.md).
-bool prefetches_rows(const LlmGpuMatrix& m) {
-  const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
-  return plain || std::min(m.rows, m.cols) >= 4096;
-}
+bool prefetches_rows(const LlmGpuMatrix& m) { return plain_rows(m) || std::min(m.rows, m.cols) >= 4096; }
 
 }  // namespace
 
