@@ -266,9 +266,9 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
 
   // The first rows of this warp start on their way to L2 before the prep --
   // in a self-ordered step before the wait, while the launch ahead drains --
-  // where the plan asks for it: a block that starts after the launches ahead
-  // have ended sends them just before its preparation, whose loads then queue
-  // behind them (1B's quantized products are faster without; docs/perf-notes.md).
+  // where the plan asks for it: the requests also compete with the launch
+  // ahead's stream, or in a block that starts late with its preparation's
+  // loads (1B's quantized products are faster without; docs/perf-notes.md).
   const int row0 = (blockIdx.x * MV_WARPS + warp) * R;
   if (job.prefetch && row0 < job.rows) {
     if (kEpi == LLM_EPI_SWIGLU) {

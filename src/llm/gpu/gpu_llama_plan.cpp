@@ -102,8 +102,9 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
 // F16 decode 1.8% faster than without). Quantized rows only in products of
 // 4096 x 4096 or more, which 8B's are and 1B's are not: without, 1B Q6_K,
 // Q4_K_M, Q8_0 and Q4_0 decode 1.2-2.0% faster and 8B Q4_K_M and Q6_K 0.7%
-// slower on the H200 (a late-starting block's prefetches queue ahead of its
-// activation preparation's loads; docs/perf-notes.md).
+// slower on the H200. The requests also compete with the weight stream of the
+// launch ahead (an early block's) or with the activation preparation's loads
+// (a late block's); on 8B the head start is worth more (docs/perf-notes.md).
 bool prefetches_rows(const LlmGpuMatrix& m) { return plain_rows(m) || std::min(m.rows, m.cols) >= 4096; }
 
 }  // namespace
