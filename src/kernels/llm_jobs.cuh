@@ -76,9 +76,6 @@ struct LlmMatvecJob {
   // Rows a warp takes at once (1, 2 or 4; divides every segment's rows): enough
   // that each lane keeps ~8 groups of loads in flight on short rows.
   int32_t rows_per_warp;
-  // Whether a warp asks L2 for the start of its first rows before the wait
-  // (MV_PREFETCH_BYTES of each array; gpu_llama_plan.cpp's prefetches_rows).
-  int32_t prefetch;
   LlmChainLink chain;
 };
 

@@ -265,18 +265,18 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   const int R = job.rows_per_warp;
 
   // The first rows of this warp start on their way to L2 before the prep --
-  // in a self-ordered step before the wait, while the launch ahead drains --
-  // where the plan asks for it: the requests also compete with the launch
-  // ahead's stream, or in a block that starts late with its preparation's
-  // loads (1B's quantized products are faster without; docs/perf-notes.md).
-  const int row0 = (blockIdx.x * MV_WARPS + warp) * R;
-  if (job.prefetch && row0 < job.rows) {
-    if (kEpi == LLM_EPI_SWIGLU) {
-      prefetch_rows(job.m[0], row0, R);
-      prefetch_rows(job.m[1], row0, R);
-    } else {
-      int r;
-      prefetch_rows(segment_matrix(job, segment_of(job, row0, &r)), r, R);
+  // in a self-ordered step before the wait, while the launch ahead drains
+  // (the larger part of what chaining gains, docs/perf-notes.md).
+  {
+    const int row0 = (blockIdx.x * MV_WARPS + warp) * R;
+    if (row0 < job.rows) {
+      if (kEpi == LLM_EPI_SWIGLU) {
+        prefetch_rows(job.m[0], row0, R);
+        prefetch_rows(job.m[1], row0, R);
+      } else {
+        int r;
+        prefetch_rows(segment_matrix(job, segment_of(job, row0, &r)), r, R);
+      }
     }
   }
   LlmStepState* state = (LlmStepState*)job.state;

@@ -45,10 +45,6 @@ bool pipelined_swiglu(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu)
   return swiglu && format && mats.size() == 2 && mats[1]->format == f;
 }
 
-// Rows the matrix-vector kernels read as plain numbers (llm_matvec_rows.cuh's
-// rows_plain), not as quantized groups.
-bool plain_rows(const LlmGpuMatrix& m) { return llm_format_16bit(m.format) || m.format == kGpuF32; }
-
 // Blocks of a matrix-vector launch whose warps take `tasks` tasks: one task a
 // warp, at most max_blocks (the warps then take several).
 uint64_t matvec_blocks(uint64_t tasks, uint64_t max_blocks) {
@@ -73,8 +69,9 @@ uint64_t matvec_blocks(uint64_t tasks, uint64_t max_blocks) {
 int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu, uint64_t rows,
                   uint64_t max_blocks) {
   const LlmGpuMatrix& m = *segments.front();
-  const uint64_t loads = plain_rows(m) ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512
-                                       : (static_cast<uint64_t>(m.cols) / LLM_GROUP + 31) / 32;
+  const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
+  const uint64_t loads = plain ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512
+                               : (static_cast<uint64_t>(m.cols) / LLM_GROUP + 31) / 32;
   auto divides = [&](int k) {
     return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
   };
@@ -96,16 +93,6 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   }
   return r;
 }
-
-// Whether a matrix-vector block asks L2 for the start of its warps' first rows
-// before it waits (LlmMatvecJob::prefetch). F16, BF16 and F32 rows always (1B
-// F16 decode 1.8% faster than without). Quantized rows only in products of
-// 4096 x 4096 or more, which 8B's are and 1B's are not: without, 1B Q6_K,
-// Q4_K_M, Q8_0 and Q4_0 decode 1.2-2.0% faster and 8B Q4_K_M and Q6_K 0.7%
-// slower on the H200. The requests also compete with the weight stream of the
-// launch ahead (an early block's) or with the activation preparation's loads
-// (a late block's); on 8B the head start is worth more (docs/perf-notes.md).
-bool prefetches_rows(const LlmGpuMatrix& m) { return plain_rows(m) || std::min(m.rows, m.cols) >= 4096; }
 
 }  // namespace
 
@@ -160,7 +147,6 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     for (int s = 0; s < job.segments; ++s) descs.push_back(&job.m[s]);
     const uint64_t max_blocks = static_cast<uint64_t>(acc_.sm_count()) * options_.matvec_blocks_per_sm;
     job.rows_per_warp = rows_per_warp(descs, epilogue == "swiglu", static_cast<uint64_t>(job.rows), max_blocks);
-    job.prefetch = prefetches_rows(job.m[0]) ? 1 : 0;
     const uint32_t smem = llm_act_smem_bytes(g.act, job.cols);
     if (smem > kMaxDynamicShared) {
       throw FormatError("'" + g.first->name + "': rows of " + std::to_string(job.cols) + " " +
