@@ -27,23 +27,19 @@
 #include "llm_device.cuh"
 #include "llm_jobs.cuh"
 
-__device__ __forceinline__ uint32_t chain_load_acquire(const uint32_t* p) {
+// A load of a count at GPU scope. An acquire also orders the thread's later
+// reads after it (and drops the SM's L1 lines); a relaxed one orders nothing.
+template <bool kAcquire>
+__device__ __forceinline__ uint32_t chain_load(const uint32_t* p) {
 #ifdef NVHCQ_KERNEL_EMULATION
   return __ldcg(p);
 #else
   uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-#endif
-}
-
-// A plain load at GPU scope (no ordering of what follows).
-__device__ __forceinline__ uint32_t chain_load_relaxed(const uint32_t* p) {
-#ifdef NVHCQ_KERNEL_EMULATION
-  return __ldcg(p);
-#else
-  uint32_t v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  if constexpr (kAcquire) {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  } else {
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  }
   return v;
 #endif
 }
@@ -91,8 +87,8 @@ __device__ __forceinline__ uint32_t chain_wait(const LlmChainLink& link, const L
     // starts after the one before has completed. Read without ordering, it is
     // on its way with the first poll (one round trip to L2 where two were
     // paid in turn, by every block that starts after the launches ahead end).
-    base = CHAIN_BASE_RELAXED ? chain_load_relaxed(&state->chain_base) : chain_load_acquire(&state->chain_base);
-    while (chain_load_acquire(&state->chain_done) - base < (uint32_t)link.after) {
+    base = chain_load<!CHAIN_BASE_RELAXED>(&state->chain_base);
+    while (chain_load<true>(&state->chain_done) - base < (uint32_t)link.after) {
 #ifndef NVHCQ_KERNEL_EMULATION
       // (Polling with relaxed loads and one fence after, or sleeping 0 or
       // 256 ns instead, measured the same.)
