@@ -12,9 +12,11 @@
 #ifdef NVHCQ_KERNEL_EMULATION
 #include "kernels/emulation/kernel_emulation.h"
 #define NVHCQ_UNROLL
+#define NVHCQ_NO_UNROLL
 #else
 // "#pragma unroll" that the host compiler of the emulation does not warn about.
 #define NVHCQ_UNROLL _Pragma("unroll")
+#define NVHCQ_NO_UNROLL _Pragma("unroll 1")
 
 #include "common.cuh"
 

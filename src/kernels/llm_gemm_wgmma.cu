@@ -44,7 +44,6 @@ struct GwwTile {
     kAhead = kSlots - 1 - kInFlight,  // k-tiles copied ahead
     kSlotBytes = GWW_W_BYTES + kTokens * LLM_GEMM_K * 2,
     kSmem = kSlots * kSlotBytes + 1024,
-    kUpStride = kTokens + 8,  // swiglu's up products, f32, padded against bank conflicts
   };
 };
 
@@ -108,11 +107,62 @@ __device__ __forceinline__ bool gww_join_halves(const LlmGemmJob& job, const GwT
   return true;
 }
 
+// The epilogue, through shared memory: the accumulators go to the ring (free
+// once every warp is past the main loop) as [token][row] f32, then each warp
+// takes whole tokens and writes a token's rows with consecutive lanes (128
+// coalesced bytes a store instead of eight rows x four tokens). The loop over
+// tokens stays rolled: unrolled stores of every register with their bounds
+// tests were half of a 256-token swiglu kernel's 148 KB of code.
+template <bool kBf16, int kEpi, int kTokens>
+__device__ __forceinline__ void gww_epilogue(const LlmGemmJob& job, const GwRows& g, int tok0,
+                                             const float (&acc)[kTokens / 2], uint8_t* smem) {
+  // +4 words a token: the eight rows x four token pairs of one store fall on
+  // 32 different banks.
+  constexpr int kStride = LLM_GEMM_ROWS + 4;
+  static_assert(kTokens * kStride * 4 <= GwwTile<kTokens>::kSlots * GwwTile<kTokens>::kSlotBytes,
+                "the staged accumulators fit the ring");
+  float* stage = (float*)smem;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  // Accumulator acc[4j + i]: tile row 64*wg + 16*warp_in_wg + lane/4 (+8 for
+  // i >= 2), tile token 8j + 2*(lane%4) + (i & 1).
+  const int row_base = (tid / 128) * 64 + warp % 4 * 16 + lane / 4;
+  __syncthreads();
+  NVHCQ_UNROLL
+  for (int j = 0; j < kTokens / 8; ++j) {
+    NVHCQ_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      stage[(8 * j + 2 * (lane % 4) + (i & 1)) * kStride + row_base + (i >= 2 ? 8 : 0)] = acc[4 * j + i];
+    }
+  }
+  __syncthreads();
+  const int warps = LLM_GEMM_THREADS / 32;
+  if (kEpi != GW_SWIGLU) {
+    const GwOut o = gw_out(job, g);
+    NVHCQ_NO_UNROLL
+    for (int t = warp; t < kTokens && tok0 + t < o.n_tokens; t += warps) {
+      NVHCQ_UNROLL
+      for (int q = 0; q < LLM_GEMM_ROWS / 32; ++q) {
+        gw_emit<kEpi>(o, lane + 32 * q, tok0 + t, stage[t * kStride + lane + 32 * q]);
+      }
+    }
+    return;
+  }
+  // swiglu: the gate's rows are tile rows 0-63, up's the same rows at 64-127.
+  NVHCQ_NO_UNROLL
+  for (int t = warp; t < kTokens && tok0 + t < job.n_tokens; t += warps) {
+    NVHCQ_UNROLL
+    for (int q = 0; q < LLM_GEMM_ROWS / 64; ++q) {
+      const int r = lane + 32 * q;
+      const float* token_row = stage + t * kStride;
+      gw_emit_swiglu<kBf16>(job, g.row0, r, tok0 + t, token_row[r], token_row[LLM_GEMM_ROWS / 2 + r]);
+    }
+  }
+}
+
 template <bool kBf16, int kEpi, int kTokens>
 __device__ void gemm_wg(const LlmGemmJob& job) {
   using T = GwwTile<kTokens>;
-  const int tid = threadIdx.x, lane = tid % 32;
-  const int wg = tid / 128, warp_in_wg = (tid / 32) % 4;
+  const int tid = threadIdx.x, wg = tid / 128;
   uint8_t* base = dynamic_smem();
   uint8_t* smem = base + (((smem_addr(base) + 1023u) & ~1023u) - smem_addr(base));
   // The tail split serves store and swiglu products only: compiled into the
@@ -178,45 +228,7 @@ __device__ void gemm_wg(const LlmGemmJob& job) {
     if (tile.pair >= 0 && !gww_join_halves<kTokens>(job, tile, acc)) return;
   }
 
-  // Accumulator acc[4j + i]: tile row 64*wg + 16*warp_in_wg + lane/4 (+8 for
-  // i >= 2), tile token 8j + 2*(lane%4) + (i & 1).
-  const int row_base = wg * 64 + warp_in_wg * 16 + lane / 4;
-  if (kEpi != GW_SWIGLU) {
-    const GwOut o = gw_out(job, g);
-    NVHCQ_UNROLL
-    for (int j = 0; j < kTokens / 8; ++j) {
-      NVHCQ_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        gw_emit<kEpi>(o, row_base + (i >= 2 ? 8 : 0), tok0 + 8 * j + 2 * (lane % 4) + (i & 1), acc[4 * j + i]);
-      }
-    }
-    return;
-  }
-  // swiglu: warpgroup 1 (up rows) hands its products to warpgroup 0 (gate rows)
-  // through shared memory, once every warpgroup is done with the ring.
-  __syncthreads();
-  float* up = (float*)smem;
-  if (wg == 1) {
-    NVHCQ_UNROLL
-    for (int j = 0; j < kTokens / 8; ++j) {
-      NVHCQ_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const int r = row_base - 64 + (i >= 2 ? 8 : 0), t = 8 * j + 2 * (lane % 4) + (i & 1);
-        up[r * T::kUpStride + t] = acc[4 * j + i];
-      }
-    }
-  }
-  __syncthreads();
-  if (wg == 0) {
-    NVHCQ_UNROLL
-    for (int j = 0; j < kTokens / 8; ++j) {
-      NVHCQ_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const int r = row_base + (i >= 2 ? 8 : 0), t = 8 * j + 2 * (lane % 4) + (i & 1);
-        gw_emit_swiglu<kBf16>(job, g.row0, r, tok0 + t, acc[4 * j + i], up[r * T::kUpStride + t]);
-      }
-    }
-  }
+  gww_epilogue<kBf16, kEpi, kTokens>(job, g, tok0, acc, smem);
 }
 
 #define GEMM_WG_KERNEL(name, bf16, epi, tokens)                                                  \

@@ -97,48 +97,52 @@ TEST(LlmStepEmulation, TheLastLaunchMovesTheBaseOnByTheStepsBlocks) {
 // take the splits' products summed in split order (what add_partials adds), then
 // rmsnorm_rows normalizes them; both results must be bit-identical, and the
 // normalized rows match float64 to f16 rounding. 320 columns leave some
-// threads one element and others two.
+// threads one element and others two; 8,256 are more than a thread holds
+// (NORM_HELD), so the rows loop.
 TEST(LlmStepEmulation, SplitSumsFoldedIntoTheNormMatchTheTwoPasses) {
   SKIP_WITHOUT_FIBERS();
-  const int cols = 320, tokens = 3, splits = 3;
-  const float eps = 1e-5f;
-  std::mt19937 rng(11);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(tokens) * cols), w(cols);
-  std::vector<float> partial(static_cast<size_t>(splits) * tokens * cols);
-  for (float& v : x) v = normal(rng);
-  for (float& v : w) v = 1.0f + 0.1f * normal(rng);
-  for (float& v : partial) v = normal(rng);
+  for (const int cols : {320, 256 * NORM_HELD + 64}) {
+    SCOPED_TRACE(cols);
+    const int tokens = 3, splits = 3;
+    const float eps = 1e-5f;
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(tokens) * cols), w(cols);
+    std::vector<float> partial(static_cast<size_t>(splits) * tokens * cols);
+    for (float& v : x) v = normal(rng);
+    for (float& v : w) v = 1.0f + 0.1f * normal(rng);
+    for (float& v : partial) v = normal(rng);
 
-  std::vector<float> x_ref = x;
-  for (size_t i = 0; i < x_ref.size(); ++i) {
-    float s = 0.0f;
-    for (int z = 0; z < splits; ++z) s += partial[static_cast<size_t>(z) * x_ref.size() + i];
-    x_ref[i] += s;
-  }
-  const uint16_t kGuard16 = 0x7bcd;
-  std::vector<uint16_t> out_ref(x.size() + 8, kGuard16), out(x.size() + 8, kGuard16);
-  ASSERT_EQ(launch(emu::Dim3{tokens, 1, 1}, 256,
-                   [&] { rmsnorm_rows(x_ref.data(), w.data(), out_ref.data(), cols, eps, 0); }),
-            "");
-  ASSERT_EQ(launch(emu::Dim3{tokens, 1, 1}, 256,
-                   [&] {
-                     add_splits_rmsnorm_rows(x.data(), w.data(), out.data(), cols, eps, 0, partial.data(), splits,
-                                             tokens);
-                   }),
-            "");
-  EXPECT_EQ(x, x_ref) << "the residual rows took the splits' products";
-  EXPECT_EQ(out, out_ref) << "normalized as the separate norm normalizes";
-  for (int t = 0; t < tokens; ++t) {
-    double ss = 0.0;
-    for (int i = 0; i < cols; ++i) ss += double{x_ref[t * cols + i]} * x_ref[t * cols + i];
-    const double scale = 1.0 / std::sqrt(ss / cols + eps);
-    for (int i = 0; i < cols; ++i) {
-      const double want = x_ref[t * cols + i] * scale * w[i];
-      EXPECT_NEAR(cpu::half_to_float(out[t * cols + i]), want, std::fabs(want) / 1024 + 1e-6) << t << " " << i;
+    std::vector<float> x_ref = x;
+    for (size_t i = 0; i < x_ref.size(); ++i) {
+      float s = 0.0f;
+      for (int z = 0; z < splits; ++z) s += partial[static_cast<size_t>(z) * x_ref.size() + i];
+      x_ref[i] += s;
     }
+    const uint16_t kGuard16 = 0x7bcd;
+    std::vector<uint16_t> out_ref(x.size() + 8, kGuard16), out(x.size() + 8, kGuard16);
+    ASSERT_EQ(launch(emu::Dim3{tokens, 1, 1}, 256,
+                     [&] { rmsnorm_rows(x_ref.data(), w.data(), out_ref.data(), cols, eps, 0); }),
+              "");
+    ASSERT_EQ(launch(emu::Dim3{tokens, 1, 1}, 256,
+                     [&] {
+                       add_splits_rmsnorm_rows(x.data(), w.data(), out.data(), cols, eps, 0, partial.data(), splits,
+                                               tokens);
+                     }),
+              "");
+    EXPECT_EQ(x, x_ref) << "the residual rows took the splits' products";
+    EXPECT_EQ(out, out_ref) << "normalized as the separate norm normalizes";
+    for (int t = 0; t < tokens; ++t) {
+      double ss = 0.0;
+      for (int i = 0; i < cols; ++i) ss += double{x_ref[t * cols + i]} * x_ref[t * cols + i];
+      const double scale = 1.0 / std::sqrt(ss / cols + eps);
+      for (int i = 0; i < cols; ++i) {
+        const double want = x_ref[t * cols + i] * scale * w[i];
+        EXPECT_NEAR(cpu::half_to_float(out[t * cols + i]), want, std::fabs(want) / 1024 + 1e-6) << t << " " << i;
+      }
+    }
+    for (size_t i = x.size(); i < out.size(); ++i) EXPECT_EQ(out[i], kGuard16) << "write past the rows";
   }
-  for (size_t i = x.size(); i < out.size(); ++i) EXPECT_EQ(out[i], kGuard16) << "write past the rows";
 }
 
 }  // namespace
