@@ -123,9 +123,9 @@ __device__ __forceinline__ void gww_epilogue(const LlmGemmJob& job, const GwRows
                 "the staged accumulators fit the ring");
   float* stage = (float*)smem;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  // Accumulator acc[4j + i]: tile row 64*wg + 16*warp_in_wg + lane/4 (+8 for
-  // i >= 2), tile token 8j + 2*(lane%4) + (i & 1).
-  const int row_base = (tid / 128) * 64 + warp % 4 * 16 + lane / 4;
+  // Accumulator acc[4j + i]: tile row 64 * warpgroup + 16 * (warp % 4) +
+  // lane / 4 (+8 for i >= 2), tile token 8j + 2 * (lane % 4) + (i & 1).
+  const int row_base = (tid / 128) * 64 + (warp % 4) * 16 + lane / 4;
   __syncthreads();
   NVHCQ_UNROLL
   for (int j = 0; j < kTokens / 8; ++j) {
