@@ -104,20 +104,6 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
   }
 }
 
-// Which quantized products are pipelined, a bit mask: 1 K-quant gate/up, 2
-// other K-quant products, 4 Q4_0/Q4_1/Q8_0 gate/up, 8 their other products.
-// The shorter products (one or two tasks a warp) were slower pipelined, with
-// half the loads in flight per round (docs/perf-notes.md); Q5_0 and Q5_1 always
-// take the plain loop (pipelined, the kernel spilled).
-#ifndef MV_PIPELINE
-#define MV_PIPELINE 5
-#endif
-// Groups per lane in flight in a pipelined round (the round being computed
-// holds as many again).
-#ifndef MV_PIPE_IN_FLIGHT
-#define MV_PIPE_IN_FLIGHT (MV_IN_FLIGHT / 2)
-#endif
-
 // A warp's products of one quantized format as one pipeline of rounds (R rows,
 // kU groups per lane each): the loads of the next round -- further along these
 // rows, the up rows after the gate rows, or the warp's next task -- are issued
@@ -209,17 +195,20 @@ __device__ __forceinline__ int job_format(const LlmMatvecJob& job) {
   return f;
 }
 
+// Whether MV_PIPELINE pipelines any product of this kernel
+// (llm_matvec_tuning.cuh).
 template <int kAct, int kEpi>
 __device__ __forceinline__ bool mv_pipelined() {
-  const int bit = kEpi == LLM_EPI_SWIGLU ? 1 : 2;
-  if (kAct == kActQ8K) return (MV_PIPELINE & bit) != 0;
-  return kAct == kActQ8x32 && (MV_PIPELINE & (bit << 2)) != 0;
+  const bool swiglu = kEpi == LLM_EPI_SWIGLU;
+  if (kAct == kActQ8K) return llm_mv_pipe_bit(true, swiglu);
+  return kAct == kActQ8x32 && llm_mv_pipe_bit(false, swiglu);
 }
 
 template <int kAct, int kEpi, int R>
 __device__ __forceinline__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   if (mv_pipelined<kAct, kEpi>()) {
-    // Each case compiles for the activation kind its format pairs with only.
+    // Each case compiles for the activation kind its format pairs with only;
+    // the formats are llm_mv_pipelined's, which the host plan reads.
 #define MV_PIPELINED_CASE(format, act)                                               \
   case format:                                                                        \
     if constexpr (kAct == act) return rows_loop_pipelined<format, kEpi, R>(job, a, best); \

@@ -11,14 +11,12 @@
 #pragma once
 
 #include "llm_act_prep.cuh"
+#include "llm_matvec_tuning.cuh"
 
-// Group loads a lane issues before its first product: from global memory,
-// enough to cover its latency; from shared memory, fewer (the persistent step
-// kernel has 128 registers per thread: four in flight spilled 160 bytes per
-// thread, two spill 32).
-#ifndef MV_IN_FLIGHT
-#define MV_IN_FLIGHT 8
-#endif
+// Group loads a lane issues before its first product from shared memory: fewer
+// than from global memory (MV_IN_FLIGHT; the persistent step kernel has 128
+// registers per thread: four in flight spilled 160 bytes per thread, two
+// spill 32).
 #ifndef MV_IN_FLIGHT_SHARED
 #define MV_IN_FLIGHT_SHARED 2
 #endif
@@ -27,12 +25,6 @@
 #ifndef MV_IN_FLIGHT_PLAIN
 #define MV_IN_FLIGHT_PLAIN MV_IN_FLIGHT
 #endif
-
-// Loads in flight per lane shared among R rows: per row at least one, whatever
-// the tuning constants say.
-__host__ __device__ constexpr int mv_per_row(int in_flight, int rows) {
-  return in_flight / rows > 0 ? in_flight / rows : 1;
-}
 
 template <bool kShared>
 __device__ __forceinline__ uint4 mv_load16(const uint8_t* p) {

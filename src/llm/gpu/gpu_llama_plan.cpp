@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "kernels/llm_jobs.cuh"
+#include "kernels/llm_matvec_tuning.cuh"
 #include "llm/gpu/gpu_llama.h"
 #include "llm/gpu/gpu_scratch.h"
 
@@ -36,13 +37,13 @@ constexpr uint32_t kFlashThreads = 128;
 constexpr uint32_t kFlashQueries = 64;
 constexpr uint32_t kFlashKeys = 64;
 
-// Whether a product runs llm_matvec.cu's pipelined loop (MV_PIPELINE's
-// default: swiglu products of one format among these).
-bool pipelined_swiglu(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu) {
+// Whether a product runs llm_matvec.cu's pipelined loop: every matrix of one
+// format that MV_PIPELINE's default pipelines (llm_matvec_tuning.cuh).
+bool pipelined(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu) {
   const int f = mats.front()->format;
-  const bool format = f == kGpuQ4_K || f == kGpuQ5_K || f == kGpuQ6_K || f == kGpuQ4_0 || f == kGpuQ4_1 ||
-                      f == kGpuQ8_0;
-  return swiglu && format && mats.size() == 2 && mats[1]->format == f;
+  const bool one_format =
+      std::all_of(mats.begin(), mats.end(), [&](const LlmGpuMatrix* m) { return m->format == f; });
+  return one_format && llm_mv_pipelined(f, swiglu);
 }
 
 // Blocks of a matrix-vector launch whose warps take `tasks` tasks: one task a
@@ -83,11 +84,10 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   int r = loads <= 4 ? 4 : 1;
   while (r > 1 && !divides(r)) r /= 2;
   if (r == 1 && divides(2) && busiest_rows(2) <= busiest_rows(1)) r = 2;
-  if (!pipelined_swiglu(segments, swiglu)) return r;
-  constexpr uint64_t kPipeInFlight = 4;  // MV_PIPE_IN_FLIGHT's default
+  if (!pipelined(segments, swiglu)) return r;
   const uint64_t groups = static_cast<uint64_t>(m.cols) / LLM_GROUP;
   for (int k : {4, 2, 1}) {  // ties keep the larger count
-    const uint64_t per_lane = std::max<uint64_t>(1, kPipeInFlight / k);
+    const uint64_t per_lane = static_cast<uint64_t>(mv_per_row(MV_PIPE_IN_FLIGHT, k));
     if (!divides(k) || 32 * per_lane > groups) continue;
     if (busiest_rows(k) < busiest_rows(r)) r = k;
   }

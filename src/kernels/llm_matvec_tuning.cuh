@@ -1,0 +1,57 @@
+// The matrix-vector kernels' tuning constants that the host's launch plan
+// reads too (gpu_llama_plan.cpp: the rows a warp takes depend on the loads a
+// lane keeps in flight and on which products are pipelined). Each is a
+// default: NVHCQ_KERNEL_DEFINES overrides it in the kernels only, for
+// measurements (docs/llm-gpu.md), and the plan keeps the default.
+#pragma once
+
+#include "llm_formats.cuh"
+
+// Group loads a lane issues before its first product, from global memory:
+// enough to cover its latency (llm_matvec_rows.cuh).
+#ifndef MV_IN_FLIGHT
+#define MV_IN_FLIGHT 8
+#endif
+
+// Which quantized products llm_matvec.cu pipelines, a bit mask: 1 K-quant
+// gate/up, 2 other K-quant products, 4 Q4_0/Q4_1/Q8_0 gate/up, 8 their other
+// products. The shorter products (one or two tasks a warp) were slower
+// pipelined, with half the loads in flight per round (docs/perf-notes.md);
+// Q5_0 and Q5_1 always take the plain loop (pipelined, the kernel spilled).
+#ifndef MV_PIPELINE
+#define MV_PIPELINE 5
+#endif
+// Groups per lane in flight in a pipelined round (the round being computed
+// holds as many again).
+#ifndef MV_PIPE_IN_FLIGHT
+#define MV_PIPE_IN_FLIGHT (MV_IN_FLIGHT / 2)
+#endif
+
+// Loads in flight per lane shared among R rows: per row at least one, whatever
+// the tuning constants say.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+constexpr int mv_per_row(int in_flight, int rows) {
+  return in_flight / rows > 0 ? in_flight / rows : 1;
+}
+
+// MV_PIPELINE's bit for K-quant (q8k activations) or Q4_0/Q4_1/Q8_0 (q8x32)
+// products, gate/up (swiglu) or the others.
+LLM_HD bool llm_mv_pipe_bit(bool k_quant, bool swiglu) {
+  return (MV_PIPELINE & ((swiglu ? 1 : 2) << (k_quant ? 0 : 2))) != 0;
+}
+
+// Whether a product whose matrices all have weight format `format` runs the
+// pipelined loop (llm_matvec.cu's warp_rows builds it for these formats).
+LLM_HD bool llm_mv_pipelined(int format, bool swiglu) {
+  switch (format) {
+    case kGpuQ4_K:
+    case kGpuQ5_K:
+    case kGpuQ6_K: return llm_mv_pipe_bit(true, swiglu);
+    case kGpuQ4_0:
+    case kGpuQ4_1:
+    case kGpuQ8_0: return llm_mv_pipe_bit(false, swiglu);
+    default: return false;
+  }
+}
