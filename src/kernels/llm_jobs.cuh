@@ -211,6 +211,10 @@ struct LlmStepParams {
 #ifndef LLM_ATTN_DECODE_LOADS
 #define LLM_ATTN_DECODE_LOADS 4
 #endif
+// Threads of a prefill RMSNorm block (rmsnorm_rows, add_splits_rmsnorm_rows in
+// llm_step.cu): the kernels index their rows by it as a constant, and the plan
+// launches them with it.
+#define LLM_NORM_THREADS 256
 // Shared memory of one attention block (AttentionShared, llm_attention_block.cuh).
 #define LLM_ATTN_SHARED_BYTES (25 * 1024 + 128)
 

@@ -1,6 +1,7 @@
 // The small kernels around a decode step: embedding lookup at its start and the
 // hand-over to the next step at its end (greedy token, next position), and
 // SwiGLU where gate and up are separate products.
+#include "llm_act_prep.cuh"  // block_sum, rms_scale
 #include "llm_chain.cuh"
 #include "llm_jobs.cuh"
 
@@ -55,24 +56,19 @@ extern "C" __global__ void finish_step(LlmStepState* state, int32_t* history, in
 // does, rounded to f16 (bf16 when `bf16`) for the tensor-core products, after
 // the row has taken the split-K partial products of the add product before it
 // where `splits` > 0 (partial + z * split_stride, summed as add_partials sums
-// them, llm_sum_splits). Thread t handles elements t, t + blockDim.x, ... in
-// that order. A row of up to NORM_HELD values a thread stays in its registers,
-// every load asked for at once: as three loops over the row (add, sum of
-// squares, scale) the norms waited a round trip per element and pass (8B F16,
-// pp512: 1,498 us of norms against 875 held). Longer rows loop.
-#define NORM_THREADS 256  // the norms' block size (gpu_llama_plan.cpp)
+// them, llm_sum_splits). A block has LLM_NORM_THREADS threads; thread t
+// handles elements t, t + LLM_NORM_THREADS, ... in that order. A row of up to
+// NORM_HELD values a thread stays in its registers, every load asked for at
+// once: as three loops over the row (add, sum of squares, scale) the norms
+// waited a round trip per element and pass (8B F16, pp512: 1,498 us of norms
+// against 875 held). Longer rows loop. The sum of squares is in float64, as
+// the CPU sums it.
 #define NORM_HELD 16
 
-// The scale 1 / rms of a row from each thread's sum of squares (block-wide,
-// in float64 as the CPU sums).
-__device__ __forceinline__ float rms_scale(double ss, int cols, float eps) {
-  __shared__ double red[32];
-  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
-  __syncthreads();
-  double total = 0.0;
-  for (int i = 0; i < (int)(blockDim.x / 32); ++i) total += red[i];
-  return (float)(1.0 / sqrt(total / cols + (double)eps));
+// The scale 1 / rms of a row from each thread's sum of squares.
+__device__ __forceinline__ float row_rms_scale(double ss, int cols, float eps) {
+  __shared__ double red[LLM_NORM_THREADS / 32];
+  return rms_scale(block_sum<LLM_NORM_THREADS, CtaSync>(ss, red), cols, eps);
 }
 
 __device__ __forceinline__ uint16_t rms_out(float v, float scale, float w, int bf16) {
@@ -82,18 +78,19 @@ __device__ __forceinline__ uint16_t rms_out(float v, float scale, float w, int b
 
 __device__ __forceinline__ void add_rmsnorm_row(float* row, const float* p, size_t split_stride, int splits,
                                                 const float* w, uint16_t* out_row, int cols, float eps, int bf16) {
-  const int n = (int)blockDim.x, t = (int)threadIdx.x;
+  const int t = (int)threadIdx.x;
   double ss = 0.0;
-  if (n == NORM_THREADS && cols <= NORM_HELD * NORM_THREADS) {
-    // The launch's block size as a constant: element j of a thread is at a
-    // fixed offset from its first, one address for all of them.
+  if (cols <= NORM_HELD * LLM_NORM_THREADS) {
+    // The block size a constant: element j of a thread is at a fixed offset
+    // from its first, one address for all of them (a run-time stride took a
+    // 64-bit address a value and 254 registers).
     float* r = row + t;
     const float* pt = splits > 0 ? p + t : nullptr;
     const float* wt = w + t;
     uint16_t* o = out_row + t;
     float v[NORM_HELD];
 #pragma unroll
-    for (int j = 0; j < NORM_HELD; ++j) v[j] = t + j * NORM_THREADS < cols ? r[j * NORM_THREADS] : 0.0f;
+    for (int j = 0; j < NORM_HELD; ++j) v[j] = t + j * LLM_NORM_THREADS < cols ? r[j * LLM_NORM_THREADS] : 0.0f;
     if (splits > 0) {
       // Split by split, each element's sum in llm_sum_splits' order.
       float sum[NORM_HELD];
@@ -102,40 +99,40 @@ __device__ __forceinline__ void add_rmsnorm_row(float* row, const float* p, size
       for (int z = 0; z < splits; ++z, pt += split_stride) {
 #pragma unroll
         for (int j = 0; j < NORM_HELD; ++j) {
-          if (t + j * NORM_THREADS < cols) sum[j] += pt[j * NORM_THREADS];
+          if (t + j * LLM_NORM_THREADS < cols) sum[j] += pt[j * LLM_NORM_THREADS];
         }
       }
 #pragma unroll
       for (int j = 0; j < NORM_HELD; ++j) {
-        if (t + j * NORM_THREADS < cols) {
+        if (t + j * LLM_NORM_THREADS < cols) {
           v[j] += sum[j];
-          r[j * NORM_THREADS] = v[j];
+          r[j * LLM_NORM_THREADS] = v[j];
         }
       }
     }
 #pragma unroll
     for (int j = 0; j < NORM_HELD; ++j) {
-      if (t + j * NORM_THREADS < cols) ss += (double)v[j] * (double)v[j];
+      if (t + j * LLM_NORM_THREADS < cols) ss += (double)v[j] * (double)v[j];
     }
-    const float scale = rms_scale(ss, cols, eps);
+    const float scale = row_rms_scale(ss, cols, eps);
 #pragma unroll
     for (int j = 0; j < NORM_HELD; ++j) {
-      if (t + j * NORM_THREADS < cols) {
-        o[j * NORM_THREADS] = rms_out(v[j], scale, wt[j * NORM_THREADS], bf16);
+      if (t + j * LLM_NORM_THREADS < cols) {
+        o[j * LLM_NORM_THREADS] = rms_out(v[j], scale, wt[j * LLM_NORM_THREADS], bf16);
       }
     }
     return;
   }
   if (splits > 0) {
-    for (int i = t; i < cols; i += n) row[i] += llm_sum_splits(p + i, split_stride, splits);
+    for (int i = t; i < cols; i += LLM_NORM_THREADS) row[i] += llm_sum_splits(p + i, split_stride, splits);
   }
-  for (int i = t; i < cols; i += n) ss += (double)row[i] * (double)row[i];
-  const float scale = rms_scale(ss, cols, eps);
-  for (int i = t; i < cols; i += n) out_row[i] = rms_out(row[i], scale, w[i], bf16);
+  for (int i = t; i < cols; i += LLM_NORM_THREADS) ss += (double)row[i] * (double)row[i];
+  const float scale = row_rms_scale(ss, cols, eps);
+  for (int i = t; i < cols; i += LLM_NORM_THREADS) out_row[i] = rms_out(row[i], scale, w[i], bf16);
 }
 
 // Each row of x normalized (block per row).
-extern "C" __global__ void __launch_bounds__(NORM_THREADS)
+extern "C" __global__ void __launch_bounds__(LLM_NORM_THREADS)
     rmsnorm_rows(const float* x, const float* w, uint16_t* out, int cols, float eps, int bf16) {
   // (Without splits the row is only read.)
   add_rmsnorm_row((float*)x + (size_t)blockIdx.x * cols, nullptr, 0, 0, w, out + (size_t)blockIdx.x * cols, cols,
@@ -147,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(NORM_THREADS)
 // (partial + z * n_tokens * cols, [token][col]): one launch and one pass
 // instead of two. Four blocks an SM (64 registers, no spills) take a batch
 // of 512 rows in one wave.
-extern "C" __global__ void __launch_bounds__(NORM_THREADS, 4)
+extern "C" __global__ void __launch_bounds__(LLM_NORM_THREADS, 4)
     add_splits_rmsnorm_rows(float* x, const float* w, uint16_t* out, int cols, float eps, int bf16,
                             const float* partial, int splits, int n_tokens) {
   add_rmsnorm_row(x + (size_t)blockIdx.x * cols, partial + (size_t)blockIdx.x * cols, (size_t)n_tokens * cols,

@@ -101,7 +101,7 @@ TEST(LlmStepEmulation, TheLastLaunchMovesTheBaseOnByTheStepsBlocks) {
 // (NORM_HELD), so the rows loop.
 TEST(LlmStepEmulation, SplitSumsFoldedIntoTheNormMatchTheTwoPasses) {
   SKIP_WITHOUT_FIBERS();
-  for (const int cols : {320, 256 * NORM_HELD + 64}) {
+  for (const int cols : {320, LLM_NORM_THREADS * NORM_HELD + 64}) {
     SCOPED_TRACE(cols);
     const int tokens = 3, splits = 3;
     const float eps = 1e-5f;
@@ -121,10 +121,10 @@ TEST(LlmStepEmulation, SplitSumsFoldedIntoTheNormMatchTheTwoPasses) {
     }
     const uint16_t kGuard16 = 0x7bcd;
     std::vector<uint16_t> out_ref(x.size() + 8, kGuard16), out(x.size() + 8, kGuard16);
-    ASSERT_EQ(launch(emu::Dim3{tokens, 1, 1}, 256,
+    ASSERT_EQ(launch(emu::Dim3{tokens, 1, 1}, LLM_NORM_THREADS,
                      [&] { rmsnorm_rows(x_ref.data(), w.data(), out_ref.data(), cols, eps, 0); }),
               "");
-    ASSERT_EQ(launch(emu::Dim3{tokens, 1, 1}, 256,
+    ASSERT_EQ(launch(emu::Dim3{tokens, 1, 1}, LLM_NORM_THREADS,
                      [&] {
                        add_splits_rmsnorm_rows(x.data(), w.data(), out.data(), cols, eps, 0, partial.data(), splits,
                                                tokens);

@@ -380,14 +380,16 @@ std::vector<StepLaunch> GpuLlama::prefill_launches(int n) const {
   // stream fewer); the last layer's down product, followed by the logits, adds
   // them itself.
   int pending_splits = 0;
+  gpu::LaunchDims norm_dims = per_token;
+  norm_dims.block[0] = LLM_NORM_THREADS;
   auto norm = [&](uint64_t weight) {
     gpu::KernelArgs args = gpu::KernelArgs().ptr(s_->batch_x).ptr(weight).ptr(s_->batch_xn).add(d_model)
                                .add(c.rms_eps).add(bf16);
     if (pending_splits > 1) {
       args.ptr(s_->batch_partial).add(pending_splits).add(n);
-      out.push_back(StepLaunch{"norm", &kernels_.add_splits_rmsnorm_rows(), args, per_token});
+      out.push_back(StepLaunch{"norm", &kernels_.add_splits_rmsnorm_rows(), args, norm_dims});
     } else {
-      out.push_back(StepLaunch{"norm", &kernels_.rmsnorm_rows(), args, per_token});
+      out.push_back(StepLaunch{"norm", &kernels_.rmsnorm_rows(), args, norm_dims});
     }
     pending_splits = 0;
   };
