@@ -6,10 +6,12 @@
 // (llm_matvec_rows.cuh). The persistent decode step (llm_decode_step.cu) runs
 // the same loops on rows staged in shared memory.
 //
-// Kernels are named matvec_<activation>_<epilogue>:
+// Kernels are named matvec_<activation>_<epilogue>[_early]:
 //   activation  q8x32 | q8k | f16 | bf16 | f32 (what the weight formats pair with)
 //   epilogue    store (y + bias) | add (out += y) | swiglu (silu(gate) * up) |
 //               logits (store y, track the argmax in the step state)
+//   _early      the warps' first weight loads issued before the wait and the
+//               preparation (matvec_early, below)
 #include "gemm_prims.cuh"  // dynamic_smem
 #include "llm_chain.cuh"
 #include "llm_jobs.cuh"
@@ -104,6 +106,29 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
   }
 }
 
+// What a block of an early-loading product (matvec_early) does once its warps'
+// first weight loads are out: wait for the launches ahead, then prepare the
+// activations. NoEarlyPrep: the block has done both before its rows.
+struct NoEarlyPrep {
+  enum { kEarly = 0 };  // (enumerators: see llm_gemm_wgmma.cu on static constexpr members)
+  __device__ __forceinline__ ActView prepare(const LlmMatvecJob&) const { return ActView{}; }
+};
+template <int kAct>
+struct EarlyPrep {
+  enum { kEarly = 1 };
+  uint8_t* smem;
+  double* red;
+  __device__ __forceinline__ ActView prepare(const LlmMatvecJob& job) const {
+    LlmStepState* state = (LlmStepState*)job.state;
+    chain_wait(job.chain, state);
+    const ActView a = prepare_activations<kAct, MV_THREADS>((const float*)job.in, (const float*)job.norm, job.eps,
+                                                           job.cols, smem, red);
+    __syncthreads();
+    chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
+    return a;
+  }
+};
+
 // A warp's products of one quantized format as one pipeline of rounds (R rows,
 // kU groups per lane each): the loads of the next round -- further along these
 // rows, the up rows after the gate rows, or the warp's next task -- are issued
@@ -113,18 +138,25 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
 // load overlapped (docs/perf-notes.md). The format is a template argument so
 // the two rounds in registers hold only what that format loads (a run-time
 // format made every group the size of the largest, and the kernel spilled).
-template <int kFormat, int kEpi, int R>
-__device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
+//
+// With an EarlyPrep (matvec_early) the warp's first round is loaded before the
+// block waits for the launches ahead and prepares its activations (`a` is then
+// the preparation's).
+template <int kFormat, int kEpi, int R, class Prep = NoEarlyPrep>
+__device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, ActView a, unsigned long long* best,
+                                                    const Prep& early = Prep{}) {
+  constexpr bool kEarly = Prep::kEarly != 0;
   constexpr int kU = mv_per_row(MV_PIPE_IN_FLIGHT, R);
   constexpr int kMats = kEpi == LLM_EPI_SWIGLU ? 2 : 1;
   const int lane = threadIdx.x & 31;
   const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
   const int tasks = job.rows / R;
-  if (first >= tasks) return;
+  const bool has = first < tasks;
+  if (!kEarly && !has) return;
   const int groups = job.cols / LLM_GROUP;
   const int rounds = (groups + 32 * kU - 1) / (32 * kU);
   const int per_task = kMats * rounds;
-  const int steps = ((tasks - 1 - first) / stride + 1) * per_task;
+  const int steps = has ? ((tasks - 1 - first) / stride + 1) * per_task : 0;
 
   // Step s is round s % rounds of matrix (s / rounds) % kMats of the warp's
   // task s / per_task: its matrix (segment), first row there, and first group.
@@ -145,10 +177,15 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, con
   float y[R], u[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) y[r] = u[r] = 0.0f;
-  float residual = residual_of<kEpi, R>(job, first * R);
+  float residual = kEarly ? 0.0f : residual_of<kEpi, R>(job, first * R);
   Loaded cur[R][kU];
   Step now = step_at(0);
-  load_round<kFormat, R, kU, false>(now.m, now.r, groups, now.g0, groups, cur);
+  if (has) load_round<kFormat, R, kU, false>(now.m, now.r, groups, now.g0, groups, cur);
+  if (kEarly) {
+    a = early.prepare(job);
+    if (!has) return;
+    residual = residual_of<kEpi, R>(job, first * R);
+  }
   for (int s = 0; s < steps; ++s) {
     Loaded next[R][kU];
     Step then = now;
@@ -287,6 +324,154 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   chain_signal(job.chain, state);
 }
 
+// Early-loading products: a warp's first weight loads go out before its block
+// waits for the launches ahead and prepares the activations. The weights do
+// not depend on those launches, so a warp's first round is on its way (in its
+// registers, not only asked of L2 as the first-row prefetch does) while the
+// launch ahead drains; a short product's whole rows are often one round. The
+// format and rows per warp are template arguments: the round lives across the
+// wait and the preparation, and a run-time format would hold the largest
+// format's fields. Separate kernels (matvec_<act>_<epi>_early), which the plan
+// launches in a decode step for one-format products of the formats below
+// (llm_mv_early, GpuLlamaOptions::early_loads): code a hot kernel carries for a
+// path it does not take costs it (docs/perf-notes.md). Every row's sums are
+// rows_quant's and rows_plain's, in their order.
+
+// A round of R rows of one format, kU groups a lane (rows_quant's rounds), in
+// units of groups.
+template <int kFormat, int R>
+struct QuantRound {
+  enum { kU = mv_per_row(MV_IN_FLIGHT, R), kStep = 32 * kU };
+  Loaded l[R][kU];
+  static __device__ __forceinline__ int units(const LlmMatvecJob& job) { return job.cols / LLM_GROUP; }
+  __device__ __forceinline__ void load(const LlmGpuMatrix& m, int r0, int base, int end) {
+    load_round<kFormat, R, kU, false>(m, r0, end, base + (threadIdx.x & 31), end, l);
+  }
+  __device__ __forceinline__ void dot(const ActView& a, int base, int end, float* acc) const {
+    dot_round<kFormat, R, kU>(l, a, base + (threadIdx.x & 31), end, acc);
+  }
+};
+
+// A round of R F16/BF16/F32 rows (rows_plain's rounds), in units of columns.
+template <int kAct, int R>
+struct PlainRound {
+  enum { kU = mv_per_row(MV_IN_FLIGHT_PLAIN, R), kPer = plain_per16<kAct>(), kStep = 32 * kPer * kU };
+  uint4 w[R][kU];
+  static __device__ __forceinline__ int units(const LlmMatvecJob& job) { return job.cols; }
+  __device__ __forceinline__ void load(const LlmGpuMatrix& m, int r0, int base, int end) {
+    load_plain_round<kAct, R, kU, false>(m, r0, base + (threadIdx.x & 31) * kPer, end, w);
+  }
+  __device__ __forceinline__ void dot(const ActView& a, int base, int end, float* acc) const {
+    dot_plain_round<kAct, R, kU>(w, a, base + (threadIdx.x & 31) * kPer, end, acc);
+  }
+};
+
+// The rows of task `task` (R from row0, segment matrix m at its row r) into y,
+// summed over the warp; `round` holds its first round already when `loaded`.
+template <int R, class Round>
+__device__ __forceinline__ void early_task(const LlmGpuMatrix& m, int r, const ActView& a, int end, Round& round,
+                                           bool loaded, float* y) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) y[i] = 0.0f;
+  int base = 0;
+  if (loaded) {
+    round.dot(a, 0, end, y);
+    base = Round::kStep;
+  }
+  for (; base < end; base += Round::kStep) {
+    Round more;
+    more.load(m, r, base, end);
+    more.dot(a, base, end, y);
+  }
+#pragma unroll
+  for (int i = 0; i < R; ++i) y[i] = warp_sum(y[i]);
+}
+
+// Rows of the store and add epilogues: the warp's first task's first round
+// early, the rest of its rows and tasks after the preparation.
+template <int kAct, int kEpi, int R, class Round>
+__device__ __forceinline__ void early_rows(const LlmMatvecJob& job, const EarlyPrep<kAct>& early) {
+  const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
+  const int tasks = job.rows / R;
+  const int end = Round::units(job);
+  const bool has = first < tasks;
+  int r = 0;
+  const LlmGpuMatrix m = segment_matrix(job, has ? segment_of(job, first * R, &r) : 0);
+  Round round;
+  if (has) round.load(m, r, 0, end);
+  const ActView a = early.prepare(job);
+  if (!has) return;
+  float y[R];
+  {
+    const float residual = residual_of<kEpi, R>(job, first * R);
+    early_task<R>(m, r, a, end, round, true, y);
+    finish_rows<kEpi, R>(job, first * R, y, y, residual, nullptr);
+  }
+  for (int task = first + stride; task < tasks; task += stride) {
+    const int row0 = task * R;
+    const float residual = residual_of<kEpi, R>(job, row0);
+    int tr;
+    const LlmGpuMatrix tm = segment_matrix(job, segment_of(job, row0, &tr));
+    early_task<R>(tm, tr, a, end, round, false, y);
+    finish_rows<kEpi, R>(job, row0, y, y, residual, nullptr);
+  }
+}
+
+template <int kAct, int kEpi, int R>
+__device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job, const EarlyPrep<kAct>& early) {
+  if (kEpi == LLM_EPI_SWIGLU) {
+#define MV_EARLY_PIPELINED(format, act)                                        \
+  case format:                                                           \
+    if constexpr (act == kAct) {                                         \
+      return rows_loop_pipelined<format, kEpi, R>(job, ActView{}, nullptr, early); \
+    }                                                                    \
+    break;
+    switch (job_format<kEpi>(job)) {
+      MV_EARLY_PIPELINED(kGpuQ4_K, kActQ8K)
+      MV_EARLY_PIPELINED(kGpuQ5_K, kActQ8K)
+      MV_EARLY_PIPELINED(kGpuQ6_K, kActQ8K)
+      MV_EARLY_PIPELINED(kGpuQ4_0, kActQ8x32)
+      MV_EARLY_PIPELINED(kGpuQ4_1, kActQ8x32)
+      MV_EARLY_PIPELINED(kGpuQ8_0, kActQ8x32)
+      default: break;
+    }
+#undef MV_EARLY_PIPELINED
+  } else if (kAct == kActF16 || kAct == kActBF16 || kAct == kActF32) {
+    return early_rows<kAct, kEpi, R, PlainRound<kAct, R>>(job, early);
+  } else {
+#define MV_EARLY_QUANT(format, act)                                      \
+  case format:                                                           \
+    if constexpr (act == kAct) {                                         \
+      return early_rows<kAct, kEpi, R, QuantRound<format, R>>(job, early); \
+    }                                                                    \
+    break;
+    switch (job_format<kEpi>(job)) {
+      MV_EARLY_QUANT(kGpuQ4_K, kActQ8K)
+      MV_EARLY_QUANT(kGpuQ6_K, kActQ8K)
+      MV_EARLY_QUANT(kGpuQ4_0, kActQ8x32)
+      MV_EARLY_QUANT(kGpuQ8_0, kActQ8x32)
+      default: break;
+    }
+#undef MV_EARLY_QUANT
+  }
+  __trap();  // the plan launches these for the formats above only (llm_mv_early)
+}
+
+template <int kAct, int kEpi>
+__device__ __forceinline__ void matvec_early(const LlmMatvecJob& job) {
+  __shared__ double red[MV_WARPS];
+  const EarlyPrep<kAct> early{dynamic_smem(), red};
+  const int R = job.rows_per_warp;
+  if (R == 4) {
+    early_rows_of<kAct, kEpi, 4>(job, early);
+  } else if (R == 2) {
+    early_rows_of<kAct, kEpi, 2>(job, early);
+  } else {
+    early_rows_of<kAct, kEpi, 1>(job, early);
+  }
+  chain_signal(job.chain, (LlmStepState*)job.state);
+}
+
 #define MATVEC_KERNEL(act_name, act, epi_name, epi)                                              \
   extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS)                         \
       matvec_##act_name##_##epi_name(const __grid_constant__ LlmMatvecJob job) {                  \
@@ -303,3 +488,20 @@ MATVEC_KERNELS(q8k, kActQ8K)
 MATVEC_KERNELS(f16, kActF16)
 MATVEC_KERNELS(bf16, kActBF16)
 MATVEC_KERNELS(f32, kActF32)
+
+#define MATVEC_EARLY_KERNEL(act_name, act, epi_name, epi)                                        \
+  extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS)                         \
+      matvec_##act_name##_##epi_name##_early(const __grid_constant__ LlmMatvecJob job) {          \
+    matvec_early<act, epi>(job);                                                                  \
+  }
+#define MATVEC_EARLY_KERNELS(act_name, act)                  \
+  MATVEC_EARLY_KERNEL(act_name, act, store, LLM_EPI_STORE)   \
+  MATVEC_EARLY_KERNEL(act_name, act, add, LLM_EPI_ADD)       \
+  MATVEC_EARLY_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU)
+
+MATVEC_EARLY_KERNELS(q8x32, kActQ8x32)
+MATVEC_EARLY_KERNELS(q8k, kActQ8K)
+MATVEC_EARLY_KERNEL(f16, kActF16, store, LLM_EPI_STORE)
+MATVEC_EARLY_KERNEL(f16, kActF16, add, LLM_EPI_ADD)
+MATVEC_EARLY_KERNEL(bf16, kActBF16, store, LLM_EPI_STORE)
+MATVEC_EARLY_KERNEL(bf16, kActBF16, add, LLM_EPI_ADD)

@@ -20,11 +20,6 @@
 #ifndef MV_IN_FLIGHT_SHARED
 #define MV_IN_FLIGHT_SHARED 2
 #endif
-// F16/BF16/F32 rows: 16-byte units a lane loads before its first product (8 was
-// the fastest of 4, 8, 12 and 16 on the H200: docs/perf-notes.md).
-#ifndef MV_IN_FLIGHT_PLAIN
-#define MV_IN_FLIGHT_PLAIN MV_IN_FLIGHT
-#endif
 
 template <bool kShared>
 __device__ __forceinline__ uint4 mv_load16(const uint8_t* p) {
@@ -218,14 +213,65 @@ __device__ __forceinline__ void unpack_half8(uint4 w, bool bf16, float* f) {
   }
 }
 
+// F16/BF16/F32 rows: a round of R rows, kU 16-byte units of each per lane from
+// column c0 (a lane's first), clamped to the range's last unit (c_end: the
+// range's end in columns); loaded, then multiplied with the activations.
+template <int kAct>
+__device__ __forceinline__ constexpr int plain_per16() {
+  return kAct == kActF32 ? 4 : 8;  // values per 16 bytes
+}
+template <int kAct, int R, int kU, bool kShared>
+__device__ __forceinline__ void load_plain_round(const LlmGpuMatrix& m, int r0, int c0, int c_end, uint4 (&w)[R][kU]) {
+  constexpr int kPer = plain_per16<kAct>();
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int c = min(c0 + 32 * kPer * u, c_end - kPer);
+      w[r][u] = mv_load16<kShared>((const uint8_t*)m.qs + ((size_t)(r0 + r) * m.cols + c) * (16 / kPer));
+    }
+  }
+}
+template <int kAct, int R, int kU>
+__device__ __forceinline__ void dot_plain_round(const uint4 (&w)[R][kU], const ActView& a, int c0, int c_end,
+                                                float* acc) {
+  constexpr int kPer = plain_per16<kAct>();
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    const bool here = c0 + 32 * kPer * u < c_end;
+    const int c = min(c0 + 32 * kPer * u, c_end - kPer);
+    float x[8];
+    if (kAct == kActF32) {
+      const uint4 v = act_load16(a.f + c);
+      x[0] = __uint_as_float(v.x); x[1] = __uint_as_float(v.y);
+      x[2] = __uint_as_float(v.z); x[3] = __uint_as_float(v.w);
+    } else {
+      unpack_half8(act_load16(a.h + c), kAct == kActBF16, x);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float t = acc[r];
+      if (kAct == kActF32) {
+        t += __uint_as_float(w[r][u].x) * x[0] + __uint_as_float(w[r][u].y) * x[1] +
+             __uint_as_float(w[r][u].z) * x[2] + __uint_as_float(w[r][u].w) * x[3];
+      } else {
+        float wf[8];
+        unpack_half8(w[r][u], kAct == kActBF16, wf);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) t += wf[i] * x[i];
+      }
+      acc[r] = here ? t : acc[r];
+    }
+  }
+}
+
 // F16/BF16/F32 rows over 16-byte units [u_begin, u_end): lane l takes unit
 // u_begin + l of each 32.
 template <int kAct, int R, bool kShared>
 __device__ void rows_plain(const LlmGpuMatrix& m, int r0, const ActView& a, int u_begin, int u_end, float* acc) {
   constexpr int kU = mv_per_row(kShared ? MV_IN_FLIGHT_SHARED : MV_IN_FLIGHT_PLAIN, R);
-  constexpr int kPer = kAct == kActF32 ? 4 : 8;  // values per 16 bytes
+  constexpr int kPer = plain_per16<kAct>();
   const int lane = threadIdx.x & 31;
-  const int cols = m.cols;
   const int c_end = u_end * kPer;
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
@@ -234,43 +280,9 @@ __device__ void rows_plain(const LlmGpuMatrix& m, int r0, const ActView& a, int 
   // through round_group on units: that form, the same indices, decoded 1B F16
   // 11% slower on the H200.)
   for (int base = u_begin * kPer; base < c_end; base += 32 * kPer * kU) {
-    const int c0 = base + lane * kPer;
     uint4 w[R][kU];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int c = min(c0 + 32 * kPer * u, c_end - kPer);
-        w[r][u] = mv_load16<kShared>((const uint8_t*)m.qs + ((size_t)(r0 + r) * cols + c) * (16 / kPer));
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const bool here = c0 + 32 * kPer * u < c_end;
-      const int c = min(c0 + 32 * kPer * u, c_end - kPer);
-      float x[8];
-      if (kAct == kActF32) {
-        const uint4 v = act_load16(a.f + c);
-        x[0] = __uint_as_float(v.x); x[1] = __uint_as_float(v.y);
-        x[2] = __uint_as_float(v.z); x[3] = __uint_as_float(v.w);
-      } else {
-        unpack_half8(act_load16(a.h + c), kAct == kActBF16, x);
-      }
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        float t = acc[r];
-        if (kAct == kActF32) {
-          t += __uint_as_float(w[r][u].x) * x[0] + __uint_as_float(w[r][u].y) * x[1] +
-               __uint_as_float(w[r][u].z) * x[2] + __uint_as_float(w[r][u].w) * x[3];
-        } else {
-          float wf[8];
-          unpack_half8(w[r][u], kAct == kActBF16, wf);
-#pragma unroll
-          for (int i = 0; i < 8; ++i) t += wf[i] * x[i];
-        }
-        acc[r] = here ? t : acc[r];
-      }
-    }
+    load_plain_round<kAct, R, kU, kShared>(m, r0, base + lane * kPer, c_end, w);
+    dot_plain_round<kAct, R, kU>(w, a, base + lane * kPer, c_end, acc);
   }
 }
 

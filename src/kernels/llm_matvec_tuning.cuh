@@ -13,6 +13,12 @@
 #define MV_IN_FLIGHT 8
 #endif
 
+// F16/BF16/F32 rows: 16-byte units a lane loads before its first product (8 was
+// the fastest of 4, 8, 12 and 16 on the H200: docs/perf-notes.md).
+#ifndef MV_IN_FLIGHT_PLAIN
+#define MV_IN_FLIGHT_PLAIN MV_IN_FLIGHT
+#endif
+
 // Which quantized products llm_matvec.cu pipelines, a bit mask: 1 K-quant
 // gate/up, 2 other K-quant products, 4 Q4_0/Q4_1/Q8_0 gate/up, 8 their other
 // products. The shorter products (one or two tasks a warp) were slower
@@ -54,4 +60,32 @@ LLM_HD bool llm_mv_pipelined(int format, bool swiglu) {
     case kGpuQ8_0: return llm_mv_pipe_bit(false, swiglu);
     default: return false;
   }
+}
+
+// Whether a product whose matrices all have weight format `format` has an
+// early-loading kernel (llm_matvec.cu's matvec_early builds it for these: the
+// pipelined gate/up products, and the others' common formats). Not the
+// logits: their warps take many rows each, and a first round is little of it.
+LLM_HD bool llm_mv_early(int format, bool swiglu) {
+  if (swiglu) return llm_mv_pipelined(format, true);
+  switch (format) {
+    case kGpuQ4_K:
+    case kGpuQ6_K:
+    case kGpuQ4_0:
+    case kGpuQ8_0:
+    case kGpuF16:
+    case kGpuBF16: return true;
+    default: return false;
+  }
+}
+
+// Rounds of an early-loading store or add product's R rows of `cols` columns
+// (llm_matvec.cu's QuantRound and PlainRound: one round is the warp's whole
+// rows, loaded before the wait).
+LLM_HD int llm_mv_early_rounds(int format, int cols, int rows_per_warp) {
+  const bool plain = format == kGpuF16 || format == kGpuBF16 || format == kGpuF32;
+  const int units = plain ? cols : cols / LLM_GROUP;
+  const int per_round = plain ? 32 * (format == kGpuF32 ? 4 : 8) * mv_per_row(MV_IN_FLIGHT_PLAIN, rows_per_warp)
+                              : 32 * mv_per_row(MV_IN_FLIGHT, rows_per_warp);
+  return (units + per_round - 1) / per_round;
 }

@@ -37,6 +37,14 @@ std::vector<std::string> matvec_kernels() {
   for (int act : {kActQ8x32, kActQ8K, kActF16, kActBF16, kActF32}) {
     for (const char* epi : {"store", "add", "swiglu", "logits"}) out.push_back(matvec_kernel_name(act, epi));
   }
+  // The early-loading kernels (llm_mv_early): store and add for the quantized
+  // and 16-bit kinds, gate/up's SwiGLU for the pipelined (quantized) ones.
+  for (int act : {kActQ8x32, kActQ8K, kActF16, kActBF16}) {
+    for (const char* epi : {"store_early", "add_early", "swiglu_early"}) {
+      if (std::string(epi) == "swiglu_early" && (act == kActF16 || act == kActBF16)) continue;
+      out.push_back(matvec_kernel_name(act, epi));
+    }
+  }
   return out;
 }
 

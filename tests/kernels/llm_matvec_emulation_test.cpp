@@ -107,12 +107,22 @@ std::string run_kernel(const LlmMatvecJob& job) {
   return emu::launch(cfg, [&] { matvec<kAct, kEpi>(job); });
 }
 
+// The early-loading kernels (matvec_<act>_<epi>_early).
+template <int kAct, int kEpi>
+std::string run_early_kernel(const LlmMatvecJob& job) {
+  emu::LaunchConfig cfg;
+  cfg.grid = emu::Dim3{kBlocks, 1, 1};
+  cfg.block = emu::Dim3{MV_THREADS, 1, 1};
+  cfg.shared_bytes = llm_act_smem_bytes(kAct, job.cols);
+  return emu::launch(cfg, [&] { matvec_early<kAct, kEpi>(job); });
+}
+
 template <int kEpi>
-std::string run(int act, const LlmMatvecJob& job) {
+std::string run(int act, const LlmMatvecJob& job, bool early = false) {
   switch (act) {
-    case kActQ8x32: return run_kernel<kActQ8x32, kEpi>(job);
-    case kActQ8K: return run_kernel<kActQ8K, kEpi>(job);
-    case kActF16: return run_kernel<kActF16, kEpi>(job);
+    case kActQ8x32: return early ? run_early_kernel<kActQ8x32, kEpi>(job) : run_kernel<kActQ8x32, kEpi>(job);
+    case kActQ8K: return early ? run_early_kernel<kActQ8K, kEpi>(job) : run_kernel<kActQ8K, kEpi>(job);
+    case kActF16: return early ? run_early_kernel<kActF16, kEpi>(job) : run_kernel<kActF16, kEpi>(job);
     default: return "no kernel for this activation kind";
   }
 }
@@ -245,6 +255,82 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
     }
     EXPECT_EQ(state.argmax, best) << "the argmax of the logits written";
   }
+}
+
+// The early-loading kernels, where the plan would launch them (one format
+// that llm_mv_early names): store and add with every warp's tasks (two or
+// three a warp, rounds of a row after the early first one) and with fewer
+// tasks than warps, and gate/up's SwiGLU. Chained, as in a self-ordered
+// step: every block, with tasks or without, counts itself finished once.
+TEST_P(LlmMatvecEmulation, EarlyLoadingKernelsMatchTheCpuDotProducts) {
+  SKIP_WITHOUT_FIBERS();
+  const MatvecCase& c = GetParam();
+  const GgmlType type = c.types.front();
+  for (GgmlType t : c.types) {
+    if (t != type) GTEST_SKIP() << "matrices of several formats take the other kernels";
+  }
+  const int format = gpu_matrix_layout(type, 1, kCols).format;
+  std::mt19937 rng(13);
+  const int R = c.rows_per_warp;
+  const int act = llm_act_kind(format);
+  const std::vector<float> x = random_vector(kCols, 1.0f, rng);
+  int runs = 0;
+  if (llm_mv_early(format, false)) {
+    for (const int tasks : {kTasks, 5}) {
+      Matrix m(type, R * tasks, rng);
+      const std::vector<float> bias = random_vector(static_cast<size_t>(m.rows), 1.0f, rng);
+      const std::vector<float> base = random_vector(static_cast<size_t>(m.rows), 1.0f, rng);
+      for (const bool add : {false, true}) {
+        std::vector<float> out(static_cast<size_t>(m.rows) + 2, std::nanf(""));
+        out.front() = out.back() = kGuard;
+        if (add) std::copy(base.begin(), base.end(), out.begin() + 1);
+        LlmStepState state{};
+        LlmMatvecJob job = job_template({&m}, x, out, state);
+        job.rows = m.rows;
+        job.chain = LlmChainLink{1, 0};
+        if (!add) job.bias[0] = reinterpret_cast<uint64_t>(bias.data());
+        ASSERT_EQ(add ? run<LLM_EPI_ADD>(act, job, true) : run<LLM_EPI_STORE>(act, job, true), "");
+        EXPECT_EQ(state.chain_done, static_cast<uint32_t>(kBlocks)) << "blocks counted finished";
+        EXPECT_EQ(out.front(), kGuard);
+        EXPECT_EQ(out.back(), kGuard);
+        for (int r = 0; r < m.rows; ++r) {
+          const auto [cpu, magnitude] = m.dot(r, x);
+          const double want = cpu + (add ? base[r] : bias[r]);
+          ASSERT_NEAR(out[r + 1], want, 2e-5 * magnitude + 1e-5 * std::fabs(want))
+              << (add ? "add" : "store") << ", " << tasks << " tasks, row " << r;
+        }
+        ++runs;
+      }
+    }
+  }
+  if (llm_mv_early(format, true)) {
+    const int rows = R * kTasks;
+    Matrix gate(type, rows, rng), up(type, rows, rng);
+    std::vector<float> norm = random_vector(kCols, 1.0f, rng);
+    for (float& w : norm) w = 1.0f + 0.25f * w;
+    std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
+    out.front() = out.back() = kGuard;
+    LlmStepState state{};
+    LlmMatvecJob job = job_template({&gate, &up}, x, out, state);
+    job.rows = rows;
+    job.norm = reinterpret_cast<uint64_t>(norm.data());
+    job.chain = LlmChainLink{1, 0};
+    ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job, true), "");
+    EXPECT_EQ(state.chain_done, static_cast<uint32_t>(kBlocks)) << "blocks counted finished";
+    EXPECT_EQ(out.front(), kGuard);
+    EXPECT_EQ(out.back(), kGuard);
+    const std::vector<float> xn = rms_normalized(x, norm, job.eps);
+    for (int r = 0; r < rows; ++r) {
+      const auto [g, mag_g] = gate.dot(r, xn);
+      const auto [u, mag_u] = up.dot(r, xn);
+      const double silu = g / (1.0 + std::exp(-g));
+      const double want = silu * u;
+      const double tol = 2e-5 * (1.1 * mag_g * std::fabs(u) + std::fabs(silu) * mag_u) + 1e-5 * std::fabs(want);
+      ASSERT_NEAR(out[r + 1], want, tol) << "swiglu row " << r;
+    }
+    ++runs;
+  }
+  if (runs == 0) GTEST_SKIP() << "no early-loading kernel for " << traits(type).name;
 }
 
 std::vector<MatvecCase> cases() {

@@ -49,6 +49,11 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
       options_.self_ordered_decode != "off") {
     throw UsageError("self-ordered decode is 'auto', 'on' or 'off', not '" + options_.self_ordered_decode + "'");
   }
+  if (const char* v = std::getenv("NVHCQ_EARLY_LOADS"); v != nullptr && *v) options_.early_loads = v;
+  if (options_.early_loads != "auto" && options_.early_loads != "on" && options_.early_loads != "off") {
+    throw UsageError("early weight loads are 'auto', 'on' or 'off' (NVHCQ_EARLY_LOADS), not '" +
+                     options_.early_loads + "'");
+  }
   if (const auto n = env_integer("NVHCQ_PREFILL_TAIL_SPLIT", 0, 1)) options_.prefill_tail_split = *n != 0;
   if (const char* v = std::getenv("NVHCQ_PREFILL_GEMM"); v != nullptr && *v) options_.prefill_gemm = v;
   const bool hopper = kernels::arch_has_wgmma(acc_.arch());

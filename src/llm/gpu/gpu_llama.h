@@ -59,6 +59,14 @@ struct GpuLlamaOptions {
   // orders timed when the model is loaded, the faster kept: self-ordered wins
   // where a step is many short launches, docs/perf-notes.md).
   std::string self_ordered_decode = "auto";
+  // Matrix-vector products whose warps load their first weights before the
+  // block waits for the launches ahead and prepares its activations
+  // (llm_matvec.cu's matvec_early): "on" wherever a kernel has the weights'
+  // format, "off", or "auto": all of those but quantized products that add
+  // into the residual (Wo, down) with rows of more than one round a warp --
+  // 8B's Wo and down, rows of two to four rounds, made decode slower early
+  // (NVHCQ_EARLY_LOADS; docs/perf-notes.md).
+  std::string early_loads = "auto";
   // Kernels that stamp the timeline of a self-ordered step (built with
   // LLM_TRACE, for decode_timeline and `nvhcq bench --timeline`; the stamps
   // cost a little time).
@@ -200,6 +208,10 @@ class GpuLlama {
   std::vector<MatvecGroup> matvec_groups(const std::vector<const GpuMatrix*>& segments,
                                          const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm,
                                          uint64_t out_va, bool swiglu) const;
+  // Whether a decode product of these matrices takes its early-loading kernel
+  // (GpuLlamaOptions::early_loads).
+  bool early_loads(const std::vector<const LlmGpuMatrix*>& segments, const std::string& epilogue,
+                   int rows_per_warp) const;
   void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
                   const std::string& epilogue, StepChain* chain = nullptr) const;

@@ -137,6 +137,19 @@ std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<con
   return groups;
 }
 
+bool GpuLlama::early_loads(const std::vector<const LlmGpuMatrix*>& segments, const std::string& epilogue,
+                           int rows_per_warp) const {
+  const int f = segments.front()->format;
+  const bool one_format =
+      std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* m) { return m->format == f; });
+  if (options_.early_loads == "off" || epilogue == "logits" || !one_format || !llm_mv_early(f, epilogue == "swiglu")) {
+    return false;
+  }
+  const bool quantized = f != kGpuF16 && f != kGpuBF16;
+  return options_.early_loads == "on" || epilogue != "add" || !quantized ||
+         llm_mv_early_rounds(f, segments.front()->cols, rows_per_warp) == 1;
+}
+
 void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
                           const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
                           uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue,
@@ -158,8 +171,9 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     d.grid[0] = static_cast<uint32_t>(matvec_blocks(tasks, max_blocks));
     d.dynamic_shared_bytes = smem;
     if (chain != nullptr) job.chain = chain->next(d);
-    out.push_back(StepLaunch{what, &kernels_.matvec(g.act, epilogue), gpu::KernelArgs().add(job), d,
-                             chain != nullptr && chain->chained()});
+    const bool early = chain != nullptr && early_loads(descs, epilogue, job.rows_per_warp);
+    const gpu::Kernel& kernel = kernels_.matvec(g.act, early ? epilogue + "_early" : epilogue);
+    out.push_back(StepLaunch{what, &kernel, gpu::KernelArgs().add(job), d, chain != nullptr && chain->chained()});
   }
 }
 

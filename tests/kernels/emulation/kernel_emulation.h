@@ -13,6 +13,7 @@
 // message.
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -95,6 +96,8 @@ void clear_globals();
 #define blockDim (::nvhcq::emu::block_dim())
 #define gridDim (::nvhcq::emu::grid_dim())
 
+// A kernel's trap ends the process here as it ends the launch on the GPU.
+[[noreturn]] inline void __trap() { std::abort(); }
 inline void __syncthreads() {
   ::nvhcq::emu::sync_threads();
 }
