@@ -258,9 +258,9 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
 }
 
 // The early-loading kernels, where the plan would launch them (one format
-// that llm_mv_early names): store and add with every warp's tasks (two or
-// three a warp, rounds of a row after the early first one) and with fewer
-// tasks than warps, and gate/up's SwiGLU. Chained, as in a self-ordered
+// that llm_mv_early names): store and add, of one matrix or of segments, with
+// every warp's tasks (two or three a warp, rounds of a row after the early
+// first one) and with fewer tasks than warps, and gate/up's SwiGLU. Chained, as in a self-ordered
 // step: every block, with tasks or without, counts itself finished once.
 TEST_P(LlmMatvecEmulation, EarlyLoadingKernelsMatchTheCpuDotProducts) {
   SKIP_WITHOUT_FIBERS();
@@ -276,28 +276,47 @@ TEST_P(LlmMatvecEmulation, EarlyLoadingKernelsMatchTheCpuDotProducts) {
   const std::vector<float> x = random_vector(kCols, 1.0f, rng);
   int runs = 0;
   if (llm_mv_early(format, false)) {
-    for (const int tasks : {kTasks, 5}) {
-      Matrix m(type, R * tasks, rng);
-      const std::vector<float> bias = random_vector(static_cast<size_t>(m.rows), 1.0f, rng);
-      const std::vector<float> base = random_vector(static_cast<size_t>(m.rows), 1.0f, rng);
+    // One matrix of 37 or 5 tasks (fewer than warps), or segments of R x
+    // {25, 7, 5} (the warps' tasks cross their boundaries) or R x {2, 2, 1}.
+    for (const bool few : {false, true}) {
+      const std::vector<int> seg_tasks = c.types.size() == 1 ? std::vector<int>{few ? 5 : kTasks}
+                                         : few                ? std::vector<int>{2, 2, 1}
+                                                              : std::vector<int>{kTasks - 12, 7, 5};
+      std::vector<std::unique_ptr<Matrix>> mats;
+      std::vector<const Matrix*> segments;
+      int rows = 0;
+      for (size_t i = 0; i < c.types.size(); ++i) {
+        mats.push_back(std::make_unique<Matrix>(c.types[i], R * seg_tasks[i], rng));
+        segments.push_back(mats.back().get());
+        rows += mats.back()->rows;
+      }
+      const std::vector<float> bias = random_vector(static_cast<size_t>(rows), 1.0f, rng);
+      const std::vector<float> base = random_vector(static_cast<size_t>(rows), 1.0f, rng);
       for (const bool add : {false, true}) {
-        std::vector<float> out(static_cast<size_t>(m.rows) + 2, std::nanf(""));
+        std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
         out.front() = out.back() = kGuard;
         if (add) std::copy(base.begin(), base.end(), out.begin() + 1);
         LlmStepState state{};
-        LlmMatvecJob job = job_template({&m}, x, out, state);
-        job.rows = m.rows;
+        LlmMatvecJob job = job_template(segments, x, out, state);
+        job.rows = rows;
         job.chain = LlmChainLink{1, 0};
-        if (!add) job.bias[0] = reinterpret_cast<uint64_t>(bias.data());
+        int first_row = 0;
+        for (size_t i = 0; i < mats.size() && !add; ++i) {
+          job.bias[i] = reinterpret_cast<uint64_t>(bias.data() + first_row);
+          first_row += mats[i]->rows;
+        }
         ASSERT_EQ(add ? run<LLM_EPI_ADD>(act, job, true) : run<LLM_EPI_STORE>(act, job, true), "");
         EXPECT_EQ(state.chain_done, static_cast<uint32_t>(kBlocks)) << "blocks counted finished";
         EXPECT_EQ(out.front(), kGuard);
         EXPECT_EQ(out.back(), kGuard);
-        for (int r = 0; r < m.rows; ++r) {
-          const auto [cpu, magnitude] = m.dot(r, x);
-          const double want = cpu + (add ? base[r] : bias[r]);
-          ASSERT_NEAR(out[r + 1], want, 2e-5 * magnitude + 1e-5 * std::fabs(want))
-              << (add ? "add" : "store") << ", " << tasks << " tasks, row " << r;
+        int row = 0;
+        for (const auto& m : mats) {
+          for (int r = 0; r < m->rows; ++r, ++row) {
+            const auto [cpu, magnitude] = m->dot(r, x);
+            const double want = cpu + (add ? base[row] : bias[row]);
+            ASSERT_NEAR(out[row + 1], want, 2e-5 * magnitude + 1e-5 * std::fabs(want))
+                << (add ? "add" : "store") << (few ? ", few tasks" : "") << ", row " << row;
+          }
         }
         ++runs;
       }
