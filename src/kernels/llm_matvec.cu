@@ -366,8 +366,8 @@ struct PlainRound {
   }
 };
 
-// The rows of task `task` (R from row0, segment matrix m at its row r) into y,
-// summed over the warp; `round` holds its first round already when `loaded`.
+// A task's R rows (of matrix m from its row r) into y, summed over the warp;
+// `round` holds their first round already when `loaded`.
 template <int R, class Round>
 __device__ __forceinline__ void early_task(const LlmGpuMatrix& m, int r, const ActView& a, int end, Round& round,
                                            bool loaded, float* y) {
