@@ -13,12 +13,6 @@
 #define MV_IN_FLIGHT 8
 #endif
 
-// F16/BF16/F32 rows: 16-byte units a lane loads before its first product (8 was
-// the fastest of 4, 8, 12 and 16 on the H200: docs/perf-notes.md).
-#ifndef MV_IN_FLIGHT_PLAIN
-#define MV_IN_FLIGHT_PLAIN MV_IN_FLIGHT
-#endif
-
 // Which quantized products llm_matvec.cu pipelines, a bit mask: 1 K-quant
 // gate/up, 2 other K-quant products, 4 Q4_0/Q4_1/Q8_0 gate/up, 8 their other
 // products. The shorter products (one or two tasks a warp) were slower
@@ -79,13 +73,10 @@ LLM_HD bool llm_mv_early(int format, bool swiglu) {
   }
 }
 
-// Rounds of an early-loading store or add product's R rows of `cols` columns
-// (llm_matvec.cu's QuantRound and PlainRound: one round is the warp's whole
+// Rounds of an early-loading quantized store or add product's R rows of
+// `cols` columns (llm_matvec.cu's QuantRound: one round is the warp's whole
 // rows, loaded before the wait).
-LLM_HD int llm_mv_early_rounds(int format, int cols, int rows_per_warp) {
-  const bool plain = format == kGpuF16 || format == kGpuBF16 || format == kGpuF32;
-  const int units = plain ? cols : cols / LLM_GROUP;
-  const int per_round = plain ? 32 * (format == kGpuF32 ? 4 : 8) * mv_per_row(MV_IN_FLIGHT_PLAIN, rows_per_warp)
-                              : 32 * mv_per_row(MV_IN_FLIGHT, rows_per_warp);
-  return (units + per_round - 1) / per_round;
+LLM_HD int llm_mv_early_rounds(int cols, int rows_per_warp) {
+  const int per_round = 32 * mv_per_row(MV_IN_FLIGHT, rows_per_warp);
+  return (cols / LLM_GROUP + per_round - 1) / per_round;
 }

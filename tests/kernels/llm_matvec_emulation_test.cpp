@@ -98,33 +98,35 @@ struct Matrix {
   }
 };
 
-template <int kAct, int kEpi>
+// matvec_<act>_<epi>, or with kEarly its early-loading kernel (matvec_early).
+template <int kAct, int kEpi, bool kEarly>
 std::string run_kernel(const LlmMatvecJob& job) {
   emu::LaunchConfig cfg;
   cfg.grid = emu::Dim3{kBlocks, 1, 1};
   cfg.block = emu::Dim3{MV_THREADS, 1, 1};
   cfg.shared_bytes = llm_act_smem_bytes(kAct, job.cols);
-  return emu::launch(cfg, [&] { matvec<kAct, kEpi>(job); });
+  return emu::launch(cfg, [&] {
+    if constexpr (kEarly) {
+      matvec_early<kAct, kEpi>(job);
+    } else {
+      matvec<kAct, kEpi>(job);
+    }
+  });
 }
 
-// The early-loading kernels (matvec_<act>_<epi>_early).
-template <int kAct, int kEpi>
-std::string run_early_kernel(const LlmMatvecJob& job) {
-  emu::LaunchConfig cfg;
-  cfg.grid = emu::Dim3{kBlocks, 1, 1};
-  cfg.block = emu::Dim3{MV_THREADS, 1, 1};
-  cfg.shared_bytes = llm_act_smem_bytes(kAct, job.cols);
-  return emu::launch(cfg, [&] { matvec_early<kAct, kEpi>(job); });
+template <int kEpi, bool kEarly>
+std::string run_kind(int act, const LlmMatvecJob& job) {
+  switch (act) {
+    case kActQ8x32: return run_kernel<kActQ8x32, kEpi, kEarly>(job);
+    case kActQ8K: return run_kernel<kActQ8K, kEpi, kEarly>(job);
+    case kActF16: return run_kernel<kActF16, kEpi, kEarly>(job);
+    default: return "no kernel for this activation kind";
+  }
 }
 
 template <int kEpi>
 std::string run(int act, const LlmMatvecJob& job, bool early = false) {
-  switch (act) {
-    case kActQ8x32: return early ? run_early_kernel<kActQ8x32, kEpi>(job) : run_kernel<kActQ8x32, kEpi>(job);
-    case kActQ8K: return early ? run_early_kernel<kActQ8K, kEpi>(job) : run_kernel<kActQ8K, kEpi>(job);
-    case kActF16: return early ? run_early_kernel<kActF16, kEpi>(job) : run_kernel<kActF16, kEpi>(job);
-    default: return "no kernel for this activation kind";
-  }
+  return early ? run_kind<kEpi, true>(act, job) : run_kind<kEpi, false>(act, job);
 }
 
 struct MatvecCase {
@@ -157,55 +159,79 @@ class LlmMatvecEmulation : public ::testing::TestWithParam<MatvecCase> {
   }
 };
 
-// Store with a bias per segment, and add into what the output held.
+// Whether the plan would launch the early-loading kernel of these matrices
+// (one format that llm_mv_early names).
+bool early_kernel(const std::vector<GgmlType>& types, bool swiglu) {
+  const int format = gpu_matrix_layout(types.front(), 1, kCols).format;
+  for (GgmlType t : types) {
+    if (gpu_matrix_layout(t, 1, kCols).format != format) return false;
+  }
+  return llm_mv_early(format, swiglu);
+}
+
+// Store with a bias per segment, and add into what the output held; with the
+// kernels of every product and, where the plan would launch them, the
+// early-loading ones (chained, as in a self-ordered step: every block, with
+// tasks or without, counts itself finished once). One matrix of 37 or 5 tasks
+// (fewer than warps), or segments of R x {25, 7, 5} (the warps' tasks cross
+// their boundaries) or R x {2, 2, 1}.
 TEST_P(LlmMatvecEmulation, StoreAndAddMatchTheCpuDotProducts) {
   SKIP_WITHOUT_FIBERS();
   const MatvecCase& c = GetParam();
   std::mt19937 rng(11);
   const int R = c.rows_per_warp;
-  // Segments of R x {25, 7, 5} rows: the warps' tasks cross segment boundaries.
-  const int seg_tasks[3] = {kTasks - 12, 7, 5};
-  std::vector<std::unique_ptr<Matrix>> mats;
-  int rows = 0;
-  for (size_t s = 0; s < c.types.size(); ++s) {
-    const int n = R * (c.types.size() == 1 ? kTasks : seg_tasks[s]);
-    mats.push_back(std::make_unique<Matrix>(c.types[s], n, rng));
-    rows += n;
-  }
   const std::vector<float> x = random_vector(kCols, 1.0f, rng);
-  std::vector<std::vector<float>> bias;
-  for (const auto& m : mats) bias.push_back(random_vector(static_cast<size_t>(m->rows), 1.0f, rng));
-  const std::vector<float> base = random_vector(static_cast<size_t>(rows), 1.0f, rng);
-  const int act = llm_act_kind(mats[0]->desc.format);
-
-  for (const bool add : {false, true}) {
-    std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
-    out.front() = out.back() = kGuard;
-    if (add) std::copy(base.begin(), base.end(), out.begin() + 1);
-    LlmStepState state{};
+  for (const bool few : {false, true}) {
+    const std::vector<int> seg_tasks = c.types.size() == 1 ? std::vector<int>{few ? 5 : kTasks}
+                                       : few                ? std::vector<int>{2, 2, 1}
+                                                            : std::vector<int>{kTasks - 12, 7, 5};
+    std::vector<std::unique_ptr<Matrix>> mats;
     std::vector<const Matrix*> segments;
-    for (const auto& m : mats) segments.push_back(m.get());
-    LlmMatvecJob job = job_template(segments, x, out, state);
-    job.rows = rows;
-    if (!add) {
-      for (size_t s = 0; s < mats.size(); ++s) job.bias[s] = reinterpret_cast<uint64_t>(bias[s].data());
+    int rows = 0;
+    for (size_t s = 0; s < c.types.size(); ++s) {
+      mats.push_back(std::make_unique<Matrix>(c.types[s], R * seg_tasks[s], rng));
+      segments.push_back(mats.back().get());
+      rows += mats.back()->rows;
     }
-    ASSERT_EQ(add ? run<LLM_EPI_ADD>(act, job) : run<LLM_EPI_STORE>(act, job), "");
-    EXPECT_EQ(out.front(), kGuard);
-    EXPECT_EQ(out.back(), kGuard);
-    int row = 0;
-    for (size_t s = 0; s < mats.size(); ++s) {
-      for (int r = 0; r < mats[s]->rows; ++r, ++row) {
-        const auto [cpu, magnitude] = mats[s]->dot(r, x);
-        const double want = cpu + (add ? base[row] : bias[s][r]);
-        ASSERT_NEAR(out[row + 1], want, 2e-5 * magnitude + 1e-5 * std::fabs(want))
-            << (add ? "add" : "store") << ", segment " << s << " row " << r;
+    std::vector<std::vector<float>> bias;
+    for (const auto& m : mats) bias.push_back(random_vector(static_cast<size_t>(m->rows), 1.0f, rng));
+    const std::vector<float> base = random_vector(static_cast<size_t>(rows), 1.0f, rng);
+    const int act = llm_act_kind(mats[0]->desc.format);
+
+    for (const bool early : {false, true}) {
+      if (early && !early_kernel(c.types, false)) continue;
+      for (const bool add : {false, true}) {
+        std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
+        out.front() = out.back() = kGuard;
+        if (add) std::copy(base.begin(), base.end(), out.begin() + 1);
+        LlmStepState state{};
+        LlmMatvecJob job = job_template(segments, x, out, state);
+        job.rows = rows;
+        if (early) job.chain = LlmChainLink{1, 0};
+        if (!add) {
+          for (size_t s = 0; s < mats.size(); ++s) job.bias[s] = reinterpret_cast<uint64_t>(bias[s].data());
+        }
+        ASSERT_EQ(add ? run<LLM_EPI_ADD>(act, job, early) : run<LLM_EPI_STORE>(act, job, early), "");
+        EXPECT_EQ(state.chain_done, early ? static_cast<uint32_t>(kBlocks) : 0u) << "blocks counted finished";
+        EXPECT_EQ(out.front(), kGuard);
+        EXPECT_EQ(out.back(), kGuard);
+        int row = 0;
+        for (size_t s = 0; s < mats.size(); ++s) {
+          for (int r = 0; r < mats[s]->rows; ++r, ++row) {
+            const auto [cpu, magnitude] = mats[s]->dot(r, x);
+            const double want = cpu + (add ? base[row] : bias[s][r]);
+            ASSERT_NEAR(out[row + 1], want, 2e-5 * magnitude + 1e-5 * std::fabs(want))
+                << (early ? "early " : "") << (add ? "add" : "store") << (few ? ", few tasks" : "") << ", segment "
+                << s << " row " << r;
+          }
+        }
       }
     }
   }
 }
 
-// SwiGLU of gate and up rows (with the input RMS-normalized first), and the
+// SwiGLU of gate and up rows (with the input RMS-normalized first; also by
+// the early-loading kernel where the plan would launch it, chained), and the
 // logits with their argmax.
 TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
   SKIP_WITHOUT_FIBERS();
@@ -218,14 +244,17 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
   std::vector<float> norm = random_vector(kCols, 1.0f, rng);
   for (float& w : norm) w = 1.0f + 0.25f * w;
   const int act = llm_act_kind(gate->desc.format);
-  {
+  for (const bool early : {false, true}) {
+    if (early && !early_kernel({c.types.front(), c.types.back()}, true)) continue;
     std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
     out.front() = out.back() = kGuard;
     LlmStepState state{};
     LlmMatvecJob job = job_template({gate.get(), up.get()}, x, out, state);
     job.rows = rows;
     job.norm = reinterpret_cast<uint64_t>(norm.data());
-    ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job), "");
+    if (early) job.chain = LlmChainLink{1, 0};
+    ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job, early), "");
+    EXPECT_EQ(state.chain_done, early ? static_cast<uint32_t>(kBlocks) : 0u) << "blocks counted finished";
     EXPECT_EQ(out.front(), kGuard);
     EXPECT_EQ(out.back(), kGuard);
     const std::vector<float> xn = rms_normalized(x, norm, job.eps);
@@ -236,7 +265,7 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
       const double want = silu * u;
       // d silu / dg is at most 1.1 in magnitude.
       const double tol = 2e-5 * (1.1 * mag_g * std::fabs(u) + std::fabs(silu) * mag_u) + 1e-5 * std::fabs(want);
-      ASSERT_NEAR(out[r + 1], want, tol) << "row " << r;
+      ASSERT_NEAR(out[r + 1], want, tol) << (early ? "early " : "") << "row " << r;
     }
   }
   {
@@ -255,101 +284,6 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
     }
     EXPECT_EQ(state.argmax, best) << "the argmax of the logits written";
   }
-}
-
-// The early-loading kernels, where the plan would launch them (one format
-// that llm_mv_early names): store and add, of one matrix or of segments, with
-// every warp's tasks (two or three a warp, rounds of a row after the early
-// first one) and with fewer tasks than warps, and gate/up's SwiGLU. Chained, as in a self-ordered
-// step: every block, with tasks or without, counts itself finished once.
-TEST_P(LlmMatvecEmulation, EarlyLoadingKernelsMatchTheCpuDotProducts) {
-  SKIP_WITHOUT_FIBERS();
-  const MatvecCase& c = GetParam();
-  const GgmlType type = c.types.front();
-  for (GgmlType t : c.types) {
-    if (t != type) GTEST_SKIP() << "matrices of several formats take the other kernels";
-  }
-  const int format = gpu_matrix_layout(type, 1, kCols).format;
-  std::mt19937 rng(13);
-  const int R = c.rows_per_warp;
-  const int act = llm_act_kind(format);
-  const std::vector<float> x = random_vector(kCols, 1.0f, rng);
-  int runs = 0;
-  if (llm_mv_early(format, false)) {
-    // One matrix of 37 or 5 tasks (fewer than warps), or segments of R x
-    // {25, 7, 5} (the warps' tasks cross their boundaries) or R x {2, 2, 1}.
-    for (const bool few : {false, true}) {
-      const std::vector<int> seg_tasks = c.types.size() == 1 ? std::vector<int>{few ? 5 : kTasks}
-                                         : few                ? std::vector<int>{2, 2, 1}
-                                                              : std::vector<int>{kTasks - 12, 7, 5};
-      std::vector<std::unique_ptr<Matrix>> mats;
-      std::vector<const Matrix*> segments;
-      int rows = 0;
-      for (size_t i = 0; i < c.types.size(); ++i) {
-        mats.push_back(std::make_unique<Matrix>(c.types[i], R * seg_tasks[i], rng));
-        segments.push_back(mats.back().get());
-        rows += mats.back()->rows;
-      }
-      const std::vector<float> bias = random_vector(static_cast<size_t>(rows), 1.0f, rng);
-      const std::vector<float> base = random_vector(static_cast<size_t>(rows), 1.0f, rng);
-      for (const bool add : {false, true}) {
-        std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
-        out.front() = out.back() = kGuard;
-        if (add) std::copy(base.begin(), base.end(), out.begin() + 1);
-        LlmStepState state{};
-        LlmMatvecJob job = job_template(segments, x, out, state);
-        job.rows = rows;
-        job.chain = LlmChainLink{1, 0};
-        int first_row = 0;
-        for (size_t i = 0; i < mats.size() && !add; ++i) {
-          job.bias[i] = reinterpret_cast<uint64_t>(bias.data() + first_row);
-          first_row += mats[i]->rows;
-        }
-        ASSERT_EQ(add ? run<LLM_EPI_ADD>(act, job, true) : run<LLM_EPI_STORE>(act, job, true), "");
-        EXPECT_EQ(state.chain_done, static_cast<uint32_t>(kBlocks)) << "blocks counted finished";
-        EXPECT_EQ(out.front(), kGuard);
-        EXPECT_EQ(out.back(), kGuard);
-        int row = 0;
-        for (const auto& m : mats) {
-          for (int r = 0; r < m->rows; ++r, ++row) {
-            const auto [cpu, magnitude] = m->dot(r, x);
-            const double want = cpu + (add ? base[row] : bias[row]);
-            ASSERT_NEAR(out[row + 1], want, 2e-5 * magnitude + 1e-5 * std::fabs(want))
-                << (add ? "add" : "store") << (few ? ", few tasks" : "") << ", row " << row;
-          }
-        }
-        ++runs;
-      }
-    }
-  }
-  if (llm_mv_early(format, true)) {
-    const int rows = R * kTasks;
-    Matrix gate(type, rows, rng), up(type, rows, rng);
-    std::vector<float> norm = random_vector(kCols, 1.0f, rng);
-    for (float& w : norm) w = 1.0f + 0.25f * w;
-    std::vector<float> out(static_cast<size_t>(rows) + 2, std::nanf(""));
-    out.front() = out.back() = kGuard;
-    LlmStepState state{};
-    LlmMatvecJob job = job_template({&gate, &up}, x, out, state);
-    job.rows = rows;
-    job.norm = reinterpret_cast<uint64_t>(norm.data());
-    job.chain = LlmChainLink{1, 0};
-    ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job, true), "");
-    EXPECT_EQ(state.chain_done, static_cast<uint32_t>(kBlocks)) << "blocks counted finished";
-    EXPECT_EQ(out.front(), kGuard);
-    EXPECT_EQ(out.back(), kGuard);
-    const std::vector<float> xn = rms_normalized(x, norm, job.eps);
-    for (int r = 0; r < rows; ++r) {
-      const auto [g, mag_g] = gate.dot(r, xn);
-      const auto [u, mag_u] = up.dot(r, xn);
-      const double silu = g / (1.0 + std::exp(-g));
-      const double want = silu * u;
-      const double tol = 2e-5 * (1.1 * mag_g * std::fabs(u) + std::fabs(silu) * mag_u) + 1e-5 * std::fabs(want);
-      ASSERT_NEAR(out[r + 1], want, tol) << "swiglu row " << r;
-    }
-    ++runs;
-  }
-  if (runs == 0) GTEST_SKIP() << "no early-loading kernel for " << traits(type).name;
 }
 
 std::vector<MatvecCase> cases() {

@@ -208,10 +208,6 @@ class GpuLlama {
   std::vector<MatvecGroup> matvec_groups(const std::vector<const GpuMatrix*>& segments,
                                          const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm,
                                          uint64_t out_va, bool swiglu) const;
-  // Whether a decode product of these matrices takes its early-loading kernel
-  // (GpuLlamaOptions::early_loads).
-  bool early_loads(const std::vector<const LlmGpuMatrix*>& segments, const std::string& epilogue,
-                   int rows_per_warp) const;
   void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
                   const std::string& epilogue, StepChain* chain = nullptr) const;

@@ -37,13 +37,29 @@ constexpr uint32_t kFlashThreads = 128;
 constexpr uint32_t kFlashQueries = 64;
 constexpr uint32_t kFlashKeys = 64;
 
+// The weight format every matrix of a product has, or -1 where they differ
+// (llm_matvec.cu's job_format on the GPU).
+int one_format(const std::vector<const LlmGpuMatrix*>& mats) {
+  const int f = mats.front()->format;
+  return std::all_of(mats.begin(), mats.end(), [&](const LlmGpuMatrix* m) { return m->format == f; }) ? f : -1;
+}
+
 // Whether a product runs llm_matvec.cu's pipelined loop: every matrix of one
 // format that MV_PIPELINE's default pipelines (llm_matvec_tuning.cuh).
 bool pipelined(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu) {
-  const int f = mats.front()->format;
-  const bool one_format =
-      std::all_of(mats.begin(), mats.end(), [&](const LlmGpuMatrix* m) { return m->format == f; });
-  return one_format && llm_mv_pipelined(f, swiglu);
+  const int f = one_format(mats);
+  return f >= 0 && llm_mv_pipelined(f, swiglu);
+}
+
+// Whether a decode product takes its early-loading kernel under the
+// GpuLlamaOptions::early_loads setting `early`.
+bool early_kernel(const std::string& early, const std::vector<const LlmGpuMatrix*>& mats, const std::string& epilogue,
+                  int rows_per_warp) {
+  const int f = one_format(mats);
+  if (early == "off" || epilogue == "logits" || f < 0 || !llm_mv_early(f, epilogue == "swiglu")) return false;
+  const bool quantized = f != kGpuF16 && f != kGpuBF16;
+  return early == "on" || epilogue != "add" || !quantized ||
+         llm_mv_early_rounds(mats.front()->cols, rows_per_warp) == 1;
 }
 
 // Blocks of a matrix-vector launch whose warps take `tasks` tasks: one task a
@@ -137,19 +153,6 @@ std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<con
   return groups;
 }
 
-bool GpuLlama::early_loads(const std::vector<const LlmGpuMatrix*>& segments, const std::string& epilogue,
-                           int rows_per_warp) const {
-  const int f = segments.front()->format;
-  const bool one_format =
-      std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* m) { return m->format == f; });
-  if (options_.early_loads == "off" || epilogue == "logits" || !one_format || !llm_mv_early(f, epilogue == "swiglu")) {
-    return false;
-  }
-  const bool quantized = f != kGpuF16 && f != kGpuBF16;
-  return options_.early_loads == "on" || epilogue != "add" || !quantized ||
-         llm_mv_early_rounds(f, segments.front()->cols, rows_per_warp) == 1;
-}
-
 void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
                           const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
                           uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue,
@@ -171,7 +174,7 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     d.grid[0] = static_cast<uint32_t>(matvec_blocks(tasks, max_blocks));
     d.dynamic_shared_bytes = smem;
     if (chain != nullptr) job.chain = chain->next(d);
-    const bool early = chain != nullptr && early_loads(descs, epilogue, job.rows_per_warp);
+    const bool early = chain != nullptr && early_kernel(options_.early_loads, descs, epilogue, job.rows_per_warp);
     const gpu::Kernel& kernel = kernels_.matvec(g.act, early ? epilogue + "_early" : epilogue);
     out.push_back(StepLaunch{what, &kernel, gpu::KernelArgs().add(job), d, chain != nullptr && chain->chained()});
   }
