@@ -241,25 +241,38 @@ __device__ __forceinline__ bool mv_pipelined() {
   return kAct == kActQ8x32 && llm_mv_pipe_bit(false, swiglu);
 }
 
+// Cases of a switch on a product's one weight format (job_format): each runs
+// its statement with kFormat the format, and compiles only in the kernels of
+// the activation kind the format pairs with. MV_PIPELINED_FORMATS lists
+// llm_mv_pipelined's formats (the host plan reads that), MV_EARLY_QUANT_FORMATS
+// the store and add formats of llm_mv_early.
+#define MV_FORMAT_CASE(format, act, ...) \
+  case format:                           \
+    if constexpr (kAct == act) {         \
+      constexpr int kFormat = format;    \
+      __VA_ARGS__;                       \
+    }                                    \
+    break;
+#define MV_PIPELINED_FORMATS(...)                  \
+  MV_FORMAT_CASE(kGpuQ4_K, kActQ8K, __VA_ARGS__)   \
+  MV_FORMAT_CASE(kGpuQ5_K, kActQ8K, __VA_ARGS__)   \
+  MV_FORMAT_CASE(kGpuQ6_K, kActQ8K, __VA_ARGS__)   \
+  MV_FORMAT_CASE(kGpuQ4_0, kActQ8x32, __VA_ARGS__) \
+  MV_FORMAT_CASE(kGpuQ4_1, kActQ8x32, __VA_ARGS__) \
+  MV_FORMAT_CASE(kGpuQ8_0, kActQ8x32, __VA_ARGS__)
+#define MV_EARLY_QUANT_FORMATS(...)                \
+  MV_FORMAT_CASE(kGpuQ4_K, kActQ8K, __VA_ARGS__)   \
+  MV_FORMAT_CASE(kGpuQ6_K, kActQ8K, __VA_ARGS__)   \
+  MV_FORMAT_CASE(kGpuQ4_0, kActQ8x32, __VA_ARGS__) \
+  MV_FORMAT_CASE(kGpuQ8_0, kActQ8x32, __VA_ARGS__)
+
 template <int kAct, int kEpi, int R>
 __device__ __forceinline__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   if (mv_pipelined<kAct, kEpi>()) {
-    // Each case compiles for the activation kind its format pairs with only;
-    // the formats are llm_mv_pipelined's, which the host plan reads.
-#define MV_PIPELINED_CASE(format, act)                                               \
-  case format:                                                                        \
-    if constexpr (kAct == act) return rows_loop_pipelined<format, kEpi, R>(job, a, best); \
-    break;
     switch (job_format<kEpi>(job)) {
-      MV_PIPELINED_CASE(kGpuQ4_K, kActQ8K)
-      MV_PIPELINED_CASE(kGpuQ5_K, kActQ8K)
-      MV_PIPELINED_CASE(kGpuQ6_K, kActQ8K)
-      MV_PIPELINED_CASE(kGpuQ4_0, kActQ8x32)
-      MV_PIPELINED_CASE(kGpuQ4_1, kActQ8x32)
-      MV_PIPELINED_CASE(kGpuQ8_0, kActQ8x32)
+      MV_PIPELINED_FORMATS(return rows_loop_pipelined<kFormat, kEpi, R>(job, a, best))
       default: break;  // matrices of different formats, Q5_0, Q5_1
     }
-#undef MV_PIPELINED_CASE
   }
   rows_loop<kAct, kEpi, R>(job, a, best);
 }
@@ -420,39 +433,17 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job, const EarlyP
 template <int kAct, int kEpi, int R>
 __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job, const EarlyPrep<kAct>& early) {
   if (kEpi == LLM_EPI_SWIGLU) {
-#define MV_EARLY_PIPELINED(format, act)                                        \
-  case format:                                                           \
-    if constexpr (act == kAct) {                                         \
-      return rows_loop_pipelined<format, kEpi, R>(job, ActView{}, nullptr, early); \
-    }                                                                    \
-    break;
     switch (job_format<kEpi>(job)) {
-      MV_EARLY_PIPELINED(kGpuQ4_K, kActQ8K)
-      MV_EARLY_PIPELINED(kGpuQ5_K, kActQ8K)
-      MV_EARLY_PIPELINED(kGpuQ6_K, kActQ8K)
-      MV_EARLY_PIPELINED(kGpuQ4_0, kActQ8x32)
-      MV_EARLY_PIPELINED(kGpuQ4_1, kActQ8x32)
-      MV_EARLY_PIPELINED(kGpuQ8_0, kActQ8x32)
+      MV_PIPELINED_FORMATS(return rows_loop_pipelined<kFormat, kEpi, R>(job, ActView{}, nullptr, early))
       default: break;
     }
-#undef MV_EARLY_PIPELINED
   } else if (kAct == kActF16 || kAct == kActBF16 || kAct == kActF32) {
     return early_rows<kAct, kEpi, R, PlainRound<kAct, R>>(job, early);
   } else {
-#define MV_EARLY_QUANT(format, act)                                      \
-  case format:                                                           \
-    if constexpr (act == kAct) {                                         \
-      return early_rows<kAct, kEpi, R, QuantRound<format, R>>(job, early); \
-    }                                                                    \
-    break;
     switch (job_format<kEpi>(job)) {
-      MV_EARLY_QUANT(kGpuQ4_K, kActQ8K)
-      MV_EARLY_QUANT(kGpuQ6_K, kActQ8K)
-      MV_EARLY_QUANT(kGpuQ4_0, kActQ8x32)
-      MV_EARLY_QUANT(kGpuQ8_0, kActQ8x32)
+      MV_EARLY_QUANT_FORMATS(return early_rows<kAct, kEpi, R, QuantRound<kFormat, R>>(job, early))
       default: break;
     }
-#undef MV_EARLY_QUANT
   }
   __trap();  // the plan launches these for the formats above only (llm_mv_early)
 }
