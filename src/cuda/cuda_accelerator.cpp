@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_accelerator.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "base/error.h"
@@ -69,6 +70,8 @@ class CudaKernel final : public gpu::Kernel {
   CUfunction function() const { return fn_; }
   // Shared memory the kernel declares itself (the launch adds its dynamic part).
   uint32_t static_shared_bytes() const { return static_cast<uint32_t>(static_shared_); }
+  // The preferred carve-out last set (issue_launch), -1 for the driver's default.
+  mutable int carveout_percent = -1;
 
  private:
   const CudaApi& api_;
@@ -122,10 +125,12 @@ class CudaAccelerator final : public gpu::Accelerator {
     char name[256] = {0};
     api_.cuDeviceGetName(name, sizeof(name), device_);
     name_ = name;
-    int major = 0, minor = 0, sms = 0;
+    int major = 0, minor = 0, sms = 0, shared_per_sm = 0;
     api_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_);
     api_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_);
     api_.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_);
+    api_.cuDeviceGetAttribute(&shared_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, device_);
+    shared_per_sm_ = static_cast<uint32_t>(shared_per_sm);
     arch_ = "sm_" + std::to_string(major) + std::to_string(minor);
     sm_count_ = static_cast<uint32_t>(sms);
     size_t mem = 0;
@@ -265,6 +270,20 @@ class CudaAccelerator final : public gpu::Accelerator {
                                     static_cast<int>(d.dynamic_shared_bytes)),
             "cuFuncSetAttribute");
     }
+    // A carve-out asked for: the driver takes a percentage of the largest
+    // (rounded up here, and by the driver to a configuration the SM has); -1
+    // is the driver's own choice. A function attribute, so it is set again
+    // whenever a launch of the kernel asks for another.
+    int percent = -1;
+    if (d.min_carveout_kib != 0 && shared_per_sm_ != 0) {
+      percent = static_cast<int>(
+          std::min<uint64_t>(100, (uint64_t{d.min_carveout_kib} * 1024 * 100 + shared_per_sm_ - 1) / shared_per_sm_));
+    }
+    if (percent != k.carveout_percent) {
+      check(api_.cuFuncSetAttribute(k.function(), CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent),
+            "cuFuncSetAttribute");
+      k.carveout_percent = percent;
+    }
     check(api_.cuLaunchKernel(k.function(), d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1],
                               d.block[2], d.dynamic_shared_bytes, stream_, params.data(), nullptr),
           ("cuLaunchKernel " + k.name()).c_str());
@@ -276,6 +295,7 @@ class CudaAccelerator final : public gpu::Accelerator {
   CUstream stream_ = nullptr;
   std::string name_, arch_;
   uint32_t sm_count_ = 0;
+  uint32_t shared_per_sm_ = 0;  // bytes, the largest carve-out
   uint64_t memory_ = 0, allocated_ = 0, host_allocated_ = 0;
   std::vector<CUevent> events_;
   std::unique_ptr<CudaGraph> capture_;

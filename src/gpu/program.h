@@ -24,6 +24,10 @@ struct LaunchDims {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint32_t dynamic_shared_bytes = 0;
+  // The SM carve-out (KiB of the SM's unified L1 and shared memory given to
+  // shared memory) the launch asks for at least; 0 leaves it to what the
+  // launch's blocks need. A hint: the carve-out decides how much stays L1.
+  uint32_t min_carveout_kib = 0;
 
   // Blocks (CTAs) in the grid.
   uint64_t blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }

@@ -27,7 +27,7 @@ uint32_t smallest_config_holding(const hw::ArchParams& arch, uint64_t bytes) {
 // The carve-out a launch wants on its own: the smallest that holds as many of
 // its CTAs as registers and threads let an SM run at once (so shared memory
 // never lowers occupancy, and what it does not need stays L1 cache), as the
-// CUDA driver chooses by default.
+// CUDA driver chooses by default; or the one it asks for, if larger.
 uint32_t wanted_carveout_kib(const hw::ArchParams& arch, const Program& p, const LaunchDims& dims) {
   const uint64_t threads = uint64_t{dims.block[0]} * dims.block[1] * dims.block[2];
   const uint64_t warps = (threads + 31) / 32;
@@ -35,7 +35,8 @@ uint32_t wanted_carveout_kib(const hw::ArchParams& arch, const Program& p, const
   const uint64_t warp_regs = (regs * 32 + arch.register_alloc_unit - 1) / arch.register_alloc_unit * arch.register_alloc_unit;
   uint64_t ctas = std::min<uint64_t>(arch.max_ctas_per_sm, arch.max_threads_per_sm / std::max<uint64_t>(warps * 32, 1));
   ctas = std::min<uint64_t>(ctas, arch.registers_per_sm / std::max<uint64_t>(warp_regs * warps, 1));
-  return smallest_config_holding(arch, std::max<uint64_t>(ctas, 1) * p.shared_bytes(dims));
+  return std::max(smallest_config_holding(arch, std::max<uint64_t>(ctas, 1) * p.shared_bytes(dims)),
+                  dims.min_carveout_kib == 0 ? 0u : smallest_config_holding(arch, uint64_t{dims.min_carveout_kib} * 1024));
 }
 
 // Sets the QMD's shared-memory size and the SM carve-out: at least the smallest

@@ -120,6 +120,37 @@ TEST_P(SelfOrdered, LaunchesThatShareSmsAskForOneCarveOut) {
   EXPECT_TRUE(sim().log().violations().empty()) << sim().log().violations().front();
 }
 
+// A launch may ask for more carve-out than its blocks need (the LLM decode
+// steps do, docs/llm-gpu.md): the smallest configuration that holds the
+// request, the largest for more than that; the launches it shares SMs with
+// follow it.
+TEST_P(SelfOrdered, ALaunchMayAskForALargerCarveOut) {
+  auto [inc, counter, done] = open_increments();
+  const std::vector<uint32_t>& configs = dev->arch().shared_configs_kib;
+  ASSERT_GE(configs.size(), 3u);
+  const uint32_t second_largest = configs[configs.size() - 2];
+  LaunchDims plain, asks, too_much;
+  asks.min_carveout_kib = second_largest - 1;  // between two configurations
+  too_much.min_carveout_kib = configs.back() + 64;
+  ComputeQueue q;
+  q.exec(inc, KernelArgs().add(counter), plain)
+      .exec(inc, KernelArgs().add(counter), asks)
+      .exec(inc, KernelArgs().add(counter), plain, true)
+      .exec(inc, KernelArgs().add(counter), too_much)
+      .signal(done, 1);
+  const std::vector<uint32_t> kib = q.carveout_targets(dev->arch());
+  ASSERT_EQ(kib.size(), 5u);
+  EXPECT_LT(kib[0], second_largest) << "a kernel without shared memory, alone";
+  EXPECT_EQ(kib[1], second_largest);
+  EXPECT_EQ(kib[2], second_largest) << "a self-ordered launch behind one that asks";
+  EXPECT_EQ(kib[3], configs.back());
+
+  q.submit(*dev);
+  dev->wait(done, 1);
+  EXPECT_EQ(read_u32(counter, 1)[0], 4u);
+  EXPECT_TRUE(sim().log().violations().empty()) << sim().log().violations().front();
+}
+
 INSTANTIATE_TEST_SUITE_P(Sim, SelfOrdered, ::testing::Values("rm", "tegra"), param_name);
 
 }  // namespace

@@ -54,6 +54,12 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
     throw UsageError("early weight loads are 'auto', 'on' or 'off' (NVHCQ_EARLY_LOADS), not '" +
                      options_.early_loads + "'");
   }
+  if (const auto n = env_integer("NVHCQ_DECODE_CARVEOUT_KIB", 0, 1024)) {
+    options_.decode_carveout_kib = static_cast<int>(*n);
+  }
+  if (options_.decode_carveout_kib < 0) {
+    options_.decode_carveout_kib = acc_.backend() == "nv" && acc_.arch() == "sm_90" ? 196 : 0;
+  }
   if (const auto n = env_integer("NVHCQ_PREFILL_TAIL_SPLIT", 0, 1)) options_.prefill_tail_split = *n != 0;
   if (const char* v = std::getenv("NVHCQ_PREFILL_GEMM"); v != nullptr && *v) options_.prefill_gemm = v;
   const bool hopper = kernels::arch_has_wgmma(acc_.arch());

@@ -372,6 +372,7 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
   gpu::LaunchDims fd;
   add("step", kernels_.finish_step(), gpu::KernelArgs().ptr(s_->state).ptr(s_->history).add(1).add(chain.next(fd)),
       fd);
+  for (StepLaunch& l : step) l.dims.min_carveout_kib = static_cast<uint32_t>(options_.decode_carveout_kib);
   return step;
 }
 
