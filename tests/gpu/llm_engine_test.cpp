@@ -660,14 +660,16 @@ TEST_P(GpuLlmErrors, DecodeTimelineAddsUpToTheStepAndChangesNoResult) {
 
 // Tuning from the environment (docs/llm-gpu.md): a bad block count is refused
 // with a clear error; tuned variants (more blocks per SM, kernels built for
-// them; the quantized products without their pipeline, or all of them with it)
-// decode the same tokens with the same logits, since every row's sum keeps its
-// order.
+// them; the quantized products without their pipeline, or all of them with it;
+// the decode step's SM carve-out) decode the same tokens with the same logits,
+// since every row's sum keeps its order.
 TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
-  const SavedEnv blocks("NVHCQ_MATVEC_BLOCKS_PER_SM"), defines("NVHCQ_KERNEL_DEFINES");
+  const SavedEnv blocks("NVHCQ_MATVEC_BLOCKS_PER_SM"), defines("NVHCQ_KERNEL_DEFINES"),
+      carveout("NVHCQ_DECODE_CARVEOUT_KIB");
   expect_env_refused(*acc_, *model, pool, "NVHCQ_MATVEC_BLOCKS_PER_SM", {"0", "33", "2x", "many"});
+  expect_env_refused(*acc_, *model, pool, "NVHCQ_DECODE_CARVEOUT_KIB", {"-1", "1025", "196k"});
   auto decode = [&] {
     GpuLlama gpu(*model, *acc_, pool, GpuLlamaOptions{64});
     gpu.forward(prompt_tokens(5, model->config().n_vocab));
@@ -677,6 +679,14 @@ TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
     return std::make_pair(logits, tokens);
   };
   const auto plain = decode();
+  // The launches' own carve-outs, and the largest the GPU has.
+  for (const char* kib : {"0", "1024"}) {
+    ::setenv("NVHCQ_DECODE_CARVEOUT_KIB", kib, 1);
+    const auto other = decode();
+    EXPECT_EQ(other.second, plain.second) << "carve-out " << kib;
+    EXPECT_EQ(other.first, plain.first) << "carve-out " << kib;
+  }
+  ::unsetenv("NVHCQ_DECODE_CARVEOUT_KIB");
   // More blocks per SM with fewer loads in flight; the quantized products
   // without their pipeline, and every one of them pipelined (llm_matvec.cu).
   for (const auto& [blocks, defines] : {std::pair<const char*, const char*>{"3", "MV_MIN_BLOCKS=3 MV_IN_FLIGHT=4"},

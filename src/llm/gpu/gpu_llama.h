@@ -70,7 +70,7 @@ struct GpuLlamaOptions {
   // The SM carve-out (KiB of shared memory) every launch of a decode step asks
   // for at least (gpu::LaunchDims::min_carveout_kib): 0 for each launch's own,
   // or -1 for the measured choice: 196 on nv and sm_90, where decode was
-  // faster than with the 64 KiB its launches want or with 228; 0 elsewhere
+  // faster than with the 32-64 KiB its launches want or with 228; 0 elsewhere
   // (CUDA's carve-out preference made some models faster, others slower;
   // docs/perf-notes.md). NVHCQ_DECODE_CARVEOUT_KIB overrides it.
   int decode_carveout_kib = -1;
