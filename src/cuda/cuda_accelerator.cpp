@@ -70,8 +70,15 @@ class CudaKernel final : public gpu::Kernel {
   CUfunction function() const { return fn_; }
   // Shared memory the kernel declares itself (the launch adds its dynamic part).
   uint32_t static_shared_bytes() const { return static_cast<uint32_t>(static_shared_); }
-  // The preferred carve-out last set (issue_launch), -1 for the driver's default.
-  mutable int carveout_percent = -1;
+  // The SM carve-out this kernel's launches prefer, in percent of the largest
+  // (-1: the driver's own choice). A function attribute: set only when a
+  // launch asks for another than the last.
+  void prefer_carveout(int percent) const {
+    if (percent == carveout_percent_) return;
+    check(api_.cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent),
+          "cuFuncSetAttribute");
+    carveout_percent_ = percent;
+  }
 
  private:
   const CudaApi& api_;
@@ -79,6 +86,7 @@ class CudaKernel final : public gpu::Kernel {
   CUmodule module_ = nullptr;
   CUfunction fn_ = nullptr;
   int max_threads_ = 0;
+  mutable int carveout_percent_ = -1;
   int static_shared_ = 0;
 };
 
@@ -270,20 +278,14 @@ class CudaAccelerator final : public gpu::Accelerator {
                                     static_cast<int>(d.dynamic_shared_bytes)),
             "cuFuncSetAttribute");
     }
-    // A carve-out asked for: the driver takes a percentage of the largest
-    // (rounded up here, and by the driver to a configuration the SM has); -1
-    // is the driver's own choice. A function attribute, so it is set again
-    // whenever a launch of the kernel asks for another.
+    // A carve-out asked for, as the percentage of the largest the driver
+    // takes (rounded up here, and by the driver to a configuration the SM has).
     int percent = -1;
     if (d.min_carveout_kib != 0 && shared_per_sm_ != 0) {
-      percent = static_cast<int>(
-          std::min<uint64_t>(100, (uint64_t{d.min_carveout_kib} * 1024 * 100 + shared_per_sm_ - 1) / shared_per_sm_));
+      const uint64_t bytes = uint64_t{d.min_carveout_kib} * 1024;
+      percent = static_cast<int>(std::min<uint64_t>(100, (bytes * 100 + shared_per_sm_ - 1) / shared_per_sm_));
     }
-    if (percent != k.carveout_percent) {
-      check(api_.cuFuncSetAttribute(k.function(), CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent),
-            "cuFuncSetAttribute");
-      k.carveout_percent = percent;
-    }
+    k.prefer_carveout(percent);
     check(api_.cuLaunchKernel(k.function(), d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1],
                               d.block[2], d.dynamic_shared_bytes, stream_, params.data(), nullptr),
           ("cuLaunchKernel " + k.name()).c_str());

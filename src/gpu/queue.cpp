@@ -35,8 +35,9 @@ uint32_t wanted_carveout_kib(const hw::ArchParams& arch, const Program& p, const
   const uint64_t warp_regs = (regs * 32 + arch.register_alloc_unit - 1) / arch.register_alloc_unit * arch.register_alloc_unit;
   uint64_t ctas = std::min<uint64_t>(arch.max_ctas_per_sm, arch.max_threads_per_sm / std::max<uint64_t>(warps * 32, 1));
   ctas = std::min<uint64_t>(ctas, arch.registers_per_sm / std::max<uint64_t>(warp_regs * warps, 1));
-  return std::max(smallest_config_holding(arch, std::max<uint64_t>(ctas, 1) * p.shared_bytes(dims)),
-                  dims.min_carveout_kib == 0 ? 0u : smallest_config_holding(arch, uint64_t{dims.min_carveout_kib} * 1024));
+  const uint32_t own = smallest_config_holding(arch, std::max<uint64_t>(ctas, 1) * p.shared_bytes(dims));
+  if (dims.min_carveout_kib == 0) return own;
+  return std::max(own, smallest_config_holding(arch, uint64_t{dims.min_carveout_kib} * 1024));
 }
 
 // Sets the QMD's shared-memory size and the SM carve-out: at least the smallest
