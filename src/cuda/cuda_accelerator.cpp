@@ -63,10 +63,16 @@ class CudaKernel final : public gpu::Kernel {
     }
     api.cuFuncGetAttribute(&max_threads_, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn_);
     api.cuFuncGetAttribute(&static_shared_, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn_);
+    // Compile-time cluster dimensions: cuLaunchKernel launches such a kernel
+    // in clusters by itself.
+    api.cuFuncGetAttribute(&cluster_width_, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, fn_);
   }
   ~CudaKernel() override { api_.cuModuleUnload(module_); }
   const std::string& name() const override { return name_; }
   uint32_t max_threads_per_block() const override { return static_cast<uint32_t>(max_threads_); }
+  uint32_t cluster_blocks() const override {
+    return cluster_width_ > 1 ? static_cast<uint32_t>(cluster_width_) : 1;
+  }
   CUfunction function() const { return fn_; }
   // Shared memory the kernel declares itself (the launch adds its dynamic part).
   uint32_t static_shared_bytes() const { return static_cast<uint32_t>(static_shared_); }
@@ -88,6 +94,7 @@ class CudaKernel final : public gpu::Kernel {
   int max_threads_ = 0;
   mutable int carveout_percent_ = -1;
   int static_shared_ = 0;
+  int cluster_width_ = 0;
 };
 
 // What a graph recorded, so it can be captured again when arguments change.

@@ -35,6 +35,9 @@ class Kernel {
   virtual ~Kernel() = default;
   virtual const std::string& name() const = 0;
   virtual uint32_t max_threads_per_block() const = 0;
+  // Blocks of the thread-block clusters the kernel was compiled for
+  // (__cluster_dims__ along x; 1: no clusters). A launch's grid is a multiple.
+  virtual uint32_t cluster_blocks() const { return 1; }
 };
 
 // A recorded sequence of launches and copies, replayed as one unit (a CUDA graph

@@ -25,7 +25,8 @@ enum Eiattr : uint8_t {
   kCbankParamSize = 0x19,
   kMaxStackSize = 0x23,
   kRegcount = 0x2f,
-  kNumBarriers = 0x4c,  // named barriers the code uses (bar.sync 0..n-1)
+  kCtaPerCluster = 0x3d,  // __cluster_dims__: three u32
+  kNumBarriers = 0x4c,    // named barriers the code uses (bar.sync 0..n-1)
 };
 constexpr uint32_t kRCuda64 = 2, kRCudaAbs32Lo32 = 0x38, kRCudaAbs32Hi32 = 0x39;
 constexpr uint64_t kCodeAlign = 128;
@@ -295,6 +296,19 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
                            case kNumBarriers:
                              k.barriers = value & 0xff;
                              break;
+                           case kCtaPerCluster: {
+                             uint64_t blocks = 1;
+                             for (int a = 0; a < 3; ++a) {
+                               k.cluster_dims[a] = u32_at(d, 4 * a);
+                               blocks *= k.cluster_dims[a];
+                             }
+                             // (Hopper's largest cluster, non-portable, is 16 blocks.)
+                             if (blocks == 0 || blocks > 16) {
+                               throw FormatError("CUBIN cluster dimensions of " + k.name +
+                                                 " are not a cluster of 1 to 16 blocks");
+                             }
+                             break;
+                           }
                            default:
                              break;
                          }

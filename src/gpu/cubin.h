@@ -34,6 +34,7 @@ struct CubinKernel {
   std::vector<uint32_t> param_sizes;
   uint32_t max_threads = 0;              // __launch_bounds__ or 0
   uint32_t required_threads[3] = {0, 0, 0};  // __reqntid__ or 0
+  uint32_t cluster_dims[3] = {1, 1, 1};      // __cluster_dims__ (thread-block clusters), or 1s
   // Other constant banks the kernel reads (index -> image offset and size).
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> constant_banks;
 };

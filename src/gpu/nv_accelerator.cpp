@@ -49,6 +49,7 @@ class NvKernel final : public Kernel {
       : program_(device, cubin, name) {}
   const std::string& name() const override { return program_.name(); }
   uint32_t max_threads_per_block() const override { return program_.max_threads_per_block(); }
+  uint32_t cluster_blocks() const override { return program_.cluster_dims()[0]; }
   const Program& program() const { return program_; }
 
  private:

@@ -48,7 +48,21 @@ Program::Program(Device& device, std::span<const uint8_t> cubin_bytes, const std
   Qmd& q = template_;
   q.set(l.qmd_major_version, l.major_version);
   q.set(l.qmd_minor_version, 0);
-  q.set(l.qmd_type, hw::kQmdTypeGridCta);
+  const uint32_t* cluster = kernel_.cluster_dims;
+  if (cluster[0] * cluster[1] * cluster[2] > 1) {
+    if (!l.gpc_cga_width.present()) {
+      throw Error("kernel " + name +
+                  " is compiled for thread-block clusters, which this GPU's QMD cannot launch");
+    }
+    // The grid fields then count clusters (queue.cpp divides).
+    q.set(l.qmd_type, hw::kQmdTypeGridGpcCga);
+    q.set(l.gpc_cga_width, cluster[0]);
+    q.set(l.gpc_cga_height, cluster[1]);
+    q.set(l.gpc_cga_depth, cluster[2]);
+    q.set(l.cga_cta_distribution_mode, hw::kCgaCtaDistributionMulticast);
+  } else {
+    q.set(l.qmd_type, hw::kQmdTypeGridCta);
+  }
   q.set(l.api_visible_call_limit, hw::kApiVisibleCallLimitNoCheck);
   q.set(l.sampler_index, 0);
   q.set(l.sm_global_caching_enable, 1);
@@ -159,6 +173,13 @@ void Program::check_launch(const LaunchDims& d) const {
     throw Error("kernel " + kernel_.name + ": grid too large: " + dims());
   }
   for (int i = 0; i < 3; ++i) {
+    if (d.grid[i] % kernel_.cluster_dims[i] != 0) {
+      throw Error("kernel " + kernel_.name + " runs in clusters of (" +
+                  std::to_string(kernel_.cluster_dims[0]) + "," +
+                  std::to_string(kernel_.cluster_dims[1]) + "," +
+                  std::to_string(kernel_.cluster_dims[2]) +
+                  ") blocks; its grid must be a multiple: " + dims());
+    }
     if (kernel_.required_threads[i] != 0 && kernel_.required_threads[i] != d.block[i]) {
       throw Error("kernel " + kernel_.name + " requires a block of exactly (" +
                   std::to_string(kernel_.required_threads[0]) + "," +

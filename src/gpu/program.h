@@ -51,6 +51,8 @@ class Program {
   uint32_t param_base() const { return param_base_; }
   uint32_t cbuf0_bytes() const;
   uint32_t max_threads_per_block() const { return max_threads_; }
+  // Blocks in each dimension of the kernel's thread-block clusters (1s: none).
+  const uint32_t* cluster_dims() const { return kernel_.cluster_dims; }
 
   // Lays the arguments out as the kernel expects; throws Error on a count or size mismatch.
   std::vector<uint8_t> pack(const KernelArgs& args) const;

@@ -199,7 +199,10 @@ PushBuffer ComputeQueue::encode(Device& device) const {
     if (!c.params.empty()) std::memcpy(cbuf + p.param_base(), c.params.data(), c.params.size());
 
     Qmd qmd = p.qmd_template();
-    qmd.set_grid(c.dims.grid[0], c.dims.grid[1], c.dims.grid[2]);
+    // (A cluster launch's grid is in clusters; check_launch saw it divide.)
+    const uint32_t* cluster = p.cluster_dims();
+    qmd.set_grid(c.dims.grid[0] / cluster[0], c.dims.grid[1] / cluster[1],
+                 c.dims.grid[2] / cluster[2]);
     qmd.set_block(c.dims.block[0], c.dims.block[1], c.dims.block[2]);
     set_shared_memory(qmd, arch, p, c.dims, carveouts[i]);
     qmd.set(qmd.layout().shader_local_memory_high_size, device.local_memory_per_thread());

@@ -3,6 +3,7 @@
 // the CPU path quantizes it (llm_formats.cuh names the kinds).
 #pragma once
 
+#include "llm_cluster.cuh"
 #include "llm_device.cuh"
 
 // Where the prepared activations are in shared memory.
@@ -43,11 +44,29 @@ __device__ __forceinline__ float rms_scale(double sum_squares, int n, float eps)
   return (float)(1.0 / sqrt(sum_squares / n + (double)eps));
 }
 
-template <int kThreads, class Sync>
-__device__ float block_rms_scale(const float* x, int n, float eps, double* red) {
+// Where a thread's values of pass p are: Q8_K takes a super-block of 256 a
+// warp a pass (eight values a lane), the other kinds 128 values (four a lane).
+// The blocks of a cluster take every kBlocks-th of these chunks (block `rank`
+// from the rank-th), so that a short vector still spreads over every block.
+template <int kThreads, class Share>
+__device__ __forceinline__ int chunk_of(int pass, int rank) {
+  return Share::kBlocks * ((threadIdx.x >> 5) + (kThreads / 32) * pass) + rank;
+}
+template <int kThreads, class Share>
+__device__ __forceinline__ int quad_index(int pass, int rank) {
+  return 128 * chunk_of<kThreads, Share>(pass, rank) + 4 * (threadIdx.x & 31);
+}
+
+template <int kThreads, class Sync, class Share>
+__device__ float block_rms_scale(const float* x, int n, float eps, double* red, double* slots) {
   double ss = 0.0;
-  for (int i = threadIdx.x * 4; i < n; i += kThreads * 4) ss += squares4(load_input4(x + i));
-  return rms_scale(block_sum<kThreads, Sync>(ss, red), n, eps);
+  // (A loop that breaks out instead made ptxas keep fewer loads in flight in
+  // every kernel, 80 registers instead of 128.)
+  for (int i = quad_index<kThreads, Share>(0, Share::rank()); i < n; i += kThreads * 4 * Share::kBlocks) {
+    ss += squares4(load_input4(x + i));
+  }
+  Share::ready();
+  return rms_scale(Share::total(block_sum<kThreads, Sync>(ss, red), slots), n, eps);
 }
 
 // Four inputs normalized as the CPU does: (x * scale) * w.
@@ -86,6 +105,7 @@ __device__ __forceinline__ ActView q8k_view(uint8_t* smem, int cols) {
 // lanes share a group (four values each, from i), so a warp does four groups
 // at once; every lane of the warp calls it, `here` for the lanes whose values
 // exist (groups end on 8-lane boundaries: all or none of a group's lanes).
+template <class Share>
 __device__ __forceinline__ void q8x32_quad(float4 val, int i, bool here, const ActView& v) {
   const int lane = threadIdx.x & 31;
   float amax = fmaxf(fmaxf(fabsf(val.x), fabsf(val.y)), fmaxf(fabsf(val.z), fabsf(val.w)));
@@ -99,12 +119,12 @@ __device__ __forceinline__ void q8x32_quad(float4 val, int i, bool here, const A
 #pragma unroll
   for (int o = 4; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
   if (!here) return;
-  *(uint32_t*)(v.q + i) = pack_i8x4(q0, q1, q2, q3);
+  Share::put((uint32_t*)(v.q + i), pack_i8x4(q0, q1, q2, q3));
   if ((lane & 7) == 0) {
     const int g = i / LLM_GROUP;
-    ((float*)v.d)[g] = half_to_float(float_to_half(dd));
-    ((float*)v.s)[g] = half_to_float(float_to_half(__fmul_rn((float)total, dd)));
-    ((int*)v.sum)[g] = total;
+    Share::put((float*)v.d + g, half_to_float(float_to_half(dd)));
+    Share::put((float*)v.s + g, half_to_float(float_to_half(__fmul_rn((float)total, dd))));
+    Share::put((int*)v.sum + g, total);
   }
 }
 
@@ -112,6 +132,7 @@ __device__ __forceinline__ void q8x32_quad(float4 val, int i, bool here, const A
 // ties) sets iscale = -127 / max; q = min(127, rint(iscale * x)); d = 1 / iscale;
 // plus the sums of each 16. One warp per super-block (every lane calls it),
 // eight values per lane: vals are values 8 lane .. 8 lane + 7 of super-block sb.
+template <class Share>
 __device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const ActView& v) {
   const int lane = threadIdx.x & 31;
   const int i = sb * LLM_SUPER + 8 * lane;
@@ -147,9 +168,9 @@ __device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const 
   const int holder = __ffs(__ballot_sync(0xffffffffu, mag == warp_mag)) - 1;
   const float max = __shfl_sync(0xffffffffu, mine, holder);
   if (warp_mag == 0) {  // all zero
-    *(uint2*)(q + i) = make_uint2(0, 0);
-    if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = 0;
-    if (lane == 0) d[sb] = 0.0f;
+    Share::put((uint2*)(q + i), make_uint2(0, 0));
+    if ((lane & 1) == 0) Share::put(bsum + sb * 16 + lane / 2, 0);
+    if (lane == 0) Share::put(d + sb, 0.0f);
     return;
   }
   const float iscale = -127.0f / max;
@@ -161,17 +182,22 @@ __device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const 
     qi[j] = t < 127 ? t : 127;
     part += qi[j];
   }
-  *(uint2*)(q + i) = make_uint2(pack_i8x4(qi[0], qi[1], qi[2], qi[3]), pack_i8x4(qi[4], qi[5], qi[6], qi[7]));
+  Share::put((uint2*)(q + i),
+             make_uint2(pack_i8x4(qi[0], qi[1], qi[2], qi[3]), pack_i8x4(qi[4], qi[5], qi[6], qi[7])));
   // A sub-block of 16 is two lanes.
   part += __shfl_xor_sync(0xffffffffu, part, 1);
-  if ((lane & 1) == 0) bsum[sb * 16 + lane / 2] = part;
-  if (lane == 0) d[sb] = 1.0f / iscale;
+  if ((lane & 1) == 0) Share::put(bsum + sb * 16 + lane / 2, part);
+  if (lane == 0) Share::put(d + sb, 1.0f / iscale);
 }
 
+// (Four values, one 8-byte store.)
+template <class Share>
 __device__ __forceinline__ void half_quad(float4 val, int i, uint16_t* h, bool bf16) {
   const float f[4] = {val.x, val.y, val.z, val.w};
+  uint32_t b[4];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) h[i + j] = bf16 ? float_to_bf16(f[j]) : float_to_half(f[j]);
+  for (int j = 0; j < 4; ++j) b[j] = bf16 ? float_to_bf16(f[j]) : float_to_half(f[j]);
+  Share::put((uint2*)(h + i), make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16)));
 }
 
 // The kinds from the input in global memory, pass after pass: a thread asks
@@ -219,56 +245,63 @@ __device__ __forceinline__ float4 act_from(float4 v, const float* norm, float sc
   return norm ? normalized4(v, *(const float4*)(norm + i), scale) : v;
 }
 
-template <int kThreads>
+// (Share::ready: where block_rms_scale has not waited already.)
+template <int kThreads, class Share>
 __device__ void prep_q8x32(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
   *v = q8x32_view(smem, cols);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  constexpr int kStride = kThreads * 4;
+  const int lane = threadIdx.x & 31;
+  constexpr int kStride = kThreads * 4 * Share::kBlocks;
+  const int first = 128 * chunk_of<kThreads, Share>(0, Share::rank());
   InputWindow<1, MV_PREP_AHEAD> window;
-  window.fill(x, warp * 128 + 4 * lane, kStride, cols);
-  for (int base = warp * 128; base < cols; base += kStride) {
+  window.fill(x, first + 4 * lane, kStride, cols);
+  if (!norm) Share::ready();
+  for (int base = first; base < cols; base += kStride) {
     const int i = base + 4 * lane;
     const bool here = i < cols;
     float4 raw[1];
     window.advance(x, i, kStride, cols, raw);
-    q8x32_quad(here ? act_from(raw[0], norm, scale, i) : make_float4(0.f, 0.f, 0.f, 0.f), i, here, *v);
+    q8x32_quad<Share>(here ? act_from(raw[0], norm, scale, i) : make_float4(0.f, 0.f, 0.f, 0.f), i, here, *v);
   }
 }
 
-template <int kThreads>
+template <int kThreads, class Share>
 __device__ void prep_q8k(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
   *v = q8k_view(smem, cols);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  constexpr int kStride = kThreads / 32 * LLM_SUPER;
+  const int lane = threadIdx.x & 31;
+  constexpr int kSbStride = kThreads / 32 * Share::kBlocks;
+  const int first = chunk_of<kThreads, Share>(0, Share::rank());
   InputWindow<2, MV_PREP_AHEAD_Q8K> window;
-  window.fill(x, warp * LLM_SUPER + 8 * lane, kStride, cols);
-  for (int sb = warp; sb < cols / LLM_SUPER; sb += kThreads / 32) {
+  window.fill(x, first * LLM_SUPER + 8 * lane, kSbStride * LLM_SUPER, cols);
+  if (!norm) Share::ready();
+  for (int sb = first; sb < cols / LLM_SUPER; sb += kSbStride) {
     const int i = sb * LLM_SUPER + 8 * lane;
     float4 raw[2];
-    window.advance(x, i, kStride, cols, raw);
+    window.advance(x, i, kSbStride * LLM_SUPER, cols, raw);
     const float4 a = act_from(raw[0], norm, scale, i), b = act_from(raw[1], norm, scale, i + 4);
     const float vals[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    q8k_super(vals, sb, *v);
+    q8k_super<Share>(vals, sb, *v);
   }
 }
 
 // (The 16-bit and f32 kinds have no arithmetic to hide a load behind: with a
 // window of four passes 1B F16 decoded 0.5% slower than with these loops.)
-template <int kThreads>
+template <int kThreads, class Share>
 __device__ void prep_half(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v,
                           bool bf16) {
   uint16_t* h = (uint16_t*)smem;
-  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) {
-    half_quad(act_from(load_input4(x + i), norm, scale, i), i, h, bf16);
+  if (!norm) Share::ready();
+  for (int i = quad_index<kThreads, Share>(0, Share::rank()); i < cols; i += kThreads * 4 * Share::kBlocks) {
+    half_quad<Share>(act_from(load_input4(x + i), norm, scale, i), i, h, bf16);
   }
   v->h = h;
 }
 
-template <int kThreads>
+template <int kThreads, class Share>
 __device__ void prep_f32(const float* x, const float* norm, float scale, int cols, uint8_t* smem, ActView* v) {
   float* f = (float*)smem;
-  for (int i = threadIdx.x * 4; i < cols; i += kThreads * 4) {
-    *(float4*)(f + i) = act_from(load_input4(x + i), norm, scale, i);
+  if (!norm) Share::ready();
+  for (int i = quad_index<kThreads, Share>(0, Share::rank()); i < cols; i += kThreads * 4 * Share::kBlocks) {
+    Share::put((float4*)(f + i), act_from(load_input4(x + i), norm, scale, i));
   }
   v->f = f;
 }
@@ -283,30 +316,34 @@ __device__ void prep_f32(const float* x, const float* norm, float scale, int col
 #define ACT_HELD_VECS 4
 #endif
 static_assert(ACT_HELD_VECS % 2 == 0, "Q8_K holds a super-block's two loads a lane together");
-template <int kAct, int kThreads>
-__device__ __forceinline__ int held_index(int k) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (kAct == kActQ8K) return (warp + (kThreads / 32) * (k >> 1)) * LLM_SUPER + 8 * lane + 4 * (k & 1);
-  return 4 * threadIdx.x + 4 * kThreads * k;
+template <int kAct, int kThreads, class Share>
+__device__ __forceinline__ int held_index(int k, int rank) {
+  if (kAct == kActQ8K) {
+    return chunk_of<kThreads, Share>(k >> 1, rank) * LLM_SUPER + 8 * (threadIdx.x & 31) + 4 * (k & 1);
+  }
+  return quad_index<kThreads, Share>(k, rank);
 }
 
-template <int kAct, int kThreads, class Sync>
-__device__ ActView prepare_held(const float* x, const float* norm, float eps, int cols, uint8_t* smem, double* red) {
+template <int kAct, int kThreads, class Sync, class Share>
+__device__ ActView prepare_held(const float* x, const float* norm, float eps, int cols, uint8_t* smem, double* red,
+                                double* slots) {
   float4 val[ACT_HELD_VECS], w[ACT_HELD_VECS];
   double ss = 0.0;
+  const int rank = Share::rank();
 #pragma unroll
   for (int k = 0; k < ACT_HELD_VECS; ++k) {
-    const int i = held_index<kAct, kThreads>(k);
+    const int i = held_index<kAct, kThreads, Share>(k, rank);
     val[k] = w[k] = make_float4(0.f, 0.f, 0.f, 0.f);
     if (i < cols) {
       val[k] = load_input4(x + i);
       w[k] = *(const float4*)(norm + i);
     }
   }
+  Share::ready();
   // Summed in k order, as the loads came (the order only changes the double's last bits).
 #pragma unroll
   for (int k = 0; k < ACT_HELD_VECS; ++k) ss += squares4(val[k]);
-  const float scale = rms_scale(block_sum<kThreads, Sync>(ss, red), cols, eps);
+  const float scale = rms_scale(Share::total(block_sum<kThreads, Sync>(ss, red), slots), cols, eps);
 #pragma unroll
   for (int k = 0; k < ACT_HELD_VECS; ++k) val[k] = normalized4(val[k], w[k], scale);
 
@@ -316,51 +353,61 @@ __device__ ActView prepare_held(const float* x, const float* norm, float eps, in
     a = q8k_view(smem, cols);
 #pragma unroll
     for (int k = 0; k < ACT_HELD_VECS; k += 2) {
-      const int sb = held_index<kAct, kThreads>(k) / LLM_SUPER;  // the same for the warp's lanes
+      const int sb = held_index<kAct, kThreads, Share>(k, rank) / LLM_SUPER;  // the same for the warp's lanes
       if (sb >= cols / LLM_SUPER) break;
       const float vals[8] = {val[k].x,     val[k].y,     val[k].z,     val[k].w,
                              val[k + 1].x, val[k + 1].y, val[k + 1].z, val[k + 1].w};
-      q8k_super(vals, sb, a);
+      q8k_super<Share>(vals, sb, a);
     }
   } else if (kAct == kActQ8x32) {
     a = q8x32_view(smem, cols);
 #pragma unroll
     for (int k = 0; k < ACT_HELD_VECS; ++k) {
-      const int i = held_index<kAct, kThreads>(k);
+      const int i = held_index<kAct, kThreads, Share>(k, rank);
       if (i - 4 * lane >= cols) break;  // the warp's first value: the warp takes part or leaves
-      q8x32_quad(val[k], i, i < cols, a);
+      q8x32_quad<Share>(val[k], i, i < cols, a);
     }
   } else if (kAct == kActF16 || kAct == kActBF16) {
     a.h = (const uint16_t*)smem;
 #pragma unroll
     for (int k = 0; k < ACT_HELD_VECS; ++k) {
-      const int i = held_index<kAct, kThreads>(k);
-      if (i < cols) half_quad(val[k], i, (uint16_t*)smem, kAct == kActBF16);
+      const int i = held_index<kAct, kThreads, Share>(k, rank);
+      if (i < cols) half_quad<Share>(val[k], i, (uint16_t*)smem, kAct == kActBF16);
     }
   } else {
     a.f = (const float*)smem;
 #pragma unroll
     for (int k = 0; k < ACT_HELD_VECS; ++k) {
-      const int i = held_index<kAct, kThreads>(k);
-      if (i < cols) *(float4*)(smem + 4 * i) = val[k];
+      const int i = held_index<kAct, kThreads, Share>(k, rank);
+      if (i < cols) Share::put((float4*)(smem + 4 * i), val[k]);
     }
   }
   return a;
 }
 
 // The block's activations of kind kAct in shared memory (callers sync after).
-template <int kAct, int kThreads, class Sync = CtaSync>
+// Share = ActShare<n>, n > 1: the blocks of the launch's clusters of n prepare
+// it together (llm_cluster.cuh), and each block holds all of it on return.
+template <int kAct, int kThreads, class Sync = CtaSync, class Share = ActShare<1>>
 __device__ ActView prepare_activations(const float* x, const float* norm, float eps, int cols, uint8_t* smem,
                                        double* red) {
-  if (norm && cols <= ACT_HELD_VECS * 4 * kThreads) {
-    return prepare_held<kAct, kThreads, Sync>(x, norm, eps, cols, smem, red);
+  double* slots = nullptr;
+  if constexpr (Share::kBlocks > 1) {
+    __shared__ double cluster_slots[Share::kBlocks];
+    slots = cluster_slots;
   }
-  const float scale = norm ? block_rms_scale<kThreads, Sync>(x, cols, eps, red) : 1.0f;
+  Share::started();
   ActView a{};
-  if (kAct == kActQ8x32) prep_q8x32<kThreads>(x, norm, scale, cols, smem, &a);
-  if (kAct == kActQ8K) prep_q8k<kThreads>(x, norm, scale, cols, smem, &a);
-  if (kAct == kActF16) prep_half<kThreads>(x, norm, scale, cols, smem, &a, false);
-  if (kAct == kActBF16) prep_half<kThreads>(x, norm, scale, cols, smem, &a, true);
-  if (kAct == kActF32) prep_f32<kThreads>(x, norm, scale, cols, smem, &a);
+  if (norm && cols <= ACT_HELD_VECS * 4 * kThreads) {
+    a = prepare_held<kAct, kThreads, Sync, Share>(x, norm, eps, cols, smem, red, slots);
+  } else {
+    const float scale = norm ? block_rms_scale<kThreads, Sync, Share>(x, cols, eps, red, slots) : 1.0f;
+    if (kAct == kActQ8x32) prep_q8x32<kThreads, Share>(x, norm, scale, cols, smem, &a);
+    if (kAct == kActQ8K) prep_q8k<kThreads, Share>(x, norm, scale, cols, smem, &a);
+    if (kAct == kActF16) prep_half<kThreads, Share>(x, norm, scale, cols, smem, &a, false);
+    if (kAct == kActBF16) prep_half<kThreads, Share>(x, norm, scale, cols, smem, &a, true);
+    if (kAct == kActF32) prep_f32<kThreads, Share>(x, norm, scale, cols, smem, &a);
+  }
+  Share::finish();
   return a;
 }

@@ -1,8 +1,9 @@
 // Matrix-vector products of LLM decode, one launch each: one token's
 // activations against the repacked weight matrices (llm_formats.cuh), streaming
 // the weights once. Every block first builds the (normalized, quantized)
-// activation vector in shared memory (llm_act_prep.cuh) while the L2 fetches its
-// first rows; then each warp takes rows_per_warp rows at a time
+// activation vector in shared memory (llm_act_prep.cuh; in the quantized add
+// kernels the two blocks of a thread-block cluster prepare it together) while
+// the L2 fetches its first rows; then each warp takes rows_per_warp rows at a time
 // (llm_matvec_rows.cuh). The persistent decode step (llm_decode_step.cu) runs
 // the same loops on rows staged in shared memory.
 //
@@ -23,6 +24,32 @@
 #ifndef MV_MIN_BLOCKS
 #define MV_MIN_BLOCKS 2
 #endif
+// Thread-block clusters (sm_90): the kernels of the quantized activation kinds
+// run in clusters of MV_CLUSTER blocks, and those of the add epilogue (Wo and
+// down: no norm, and down's input the widest) prepare their input together
+// (llm_cluster.cuh). Measured on the H200 (docs/perf-notes.md): preparing
+// together in every kernel lost 2-5% (the cluster's barriers cost more than
+// the halved preparation saved); in the add kernels only, 1-2% faster decode
+// of quantized models, but 2% slower F16 (whose preparation is a copy). The
+// cluster launch alone was even, 0.3% slower for F16: the 16-bit and f32
+// kernels run without clusters. MV_CLUSTER=1 turns clusters off.
+#ifndef MV_CLUSTER
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MV_CLUSTER 2
+#else
+#define MV_CLUSTER 1
+#endif
+#endif
+#if MV_CLUSTER > 1
+#define MV_QUANT_CLUSTER_DIMS __cluster_dims__(MV_CLUSTER, 1, 1)
+#else
+#define MV_QUANT_CLUSTER_DIMS
+#endif
+// The blocks that prepare a kernel's input together (1: each block alone).
+template <int kAct, int kEpi>
+__device__ constexpr int mv_share() {
+  return kEpi == LLM_EPI_ADD && (kAct == kActQ8K || kAct == kActQ8x32) ? MV_CLUSTER : 1;
+}
 
 // The segment holding `row` of the concatenated rows: its index, and the row
 // within it.
@@ -113,7 +140,7 @@ struct NoEarlyPrep {
   enum { kEarly = 0 };  // (enumerators: see llm_gemm_wgmma.cu on static constexpr members)
   __device__ __forceinline__ ActView prepare(const LlmMatvecJob&) const { return ActView{}; }
 };
-template <int kAct>
+template <int kAct, int kShare>
 struct EarlyPrep {
   enum { kEarly = 1 };
   uint8_t* smem;
@@ -121,8 +148,8 @@ struct EarlyPrep {
   __device__ __forceinline__ ActView prepare(const LlmMatvecJob& job) const {
     LlmStepState* state = (LlmStepState*)job.state;
     chain_wait(job.chain, state);
-    const ActView a = prepare_activations<kAct, MV_THREADS>((const float*)job.in, (const float*)job.norm, job.eps,
-                                                           job.cols, smem, red);
+    const ActView a = prepare_activations<kAct, MV_THREADS, CtaSync, ActShare<kShare>>(
+        (const float*)job.in, (const float*)job.norm, job.eps, job.cols, smem, red);
     __syncthreads();
     chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
     return a;
@@ -320,8 +347,8 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   }
   LlmStepState* state = (LlmStepState*)job.state;
   chain_wait(job.chain, state);
-  const ActView a = prepare_activations<kAct, MV_THREADS>((const float*)job.in, (const float*)job.norm,
-                                                         job.eps, job.cols, smem, red);
+  const ActView a = prepare_activations<kAct, MV_THREADS, CtaSync, ActShare<mv_share<kAct, kEpi>()>>(
+      (const float*)job.in, (const float*)job.norm, job.eps, job.cols, smem, red);
   __syncthreads();
   chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
 
@@ -403,7 +430,8 @@ __device__ __forceinline__ void early_task(const LlmGpuMatrix& m, int r, const A
 // Rows of the store and add epilogues: the warp's first task's first round
 // early, the rest of its rows and tasks after the preparation.
 template <int kAct, int kEpi, int R, class Round>
-__device__ __forceinline__ void early_rows(const LlmMatvecJob& job, const EarlyPrep<kAct>& early) {
+__device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
+                                           const EarlyPrep<kAct, mv_share<kAct, kEpi>()>& early) {
   const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
   const int tasks = job.rows / R;
   const int end = Round::units(job);
@@ -431,7 +459,8 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job, const EarlyP
 }
 
 template <int kAct, int kEpi, int R>
-__device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job, const EarlyPrep<kAct>& early) {
+__device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job,
+                                              const EarlyPrep<kAct, mv_share<kAct, kEpi>()>& early) {
   if (kEpi == LLM_EPI_SWIGLU) {
     switch (job_format<kEpi>(job)) {
       MV_PIPELINED_FORMATS(return rows_loop_pipelined<kFormat, kEpi, R>(job, ActView{}, nullptr, early))
@@ -451,7 +480,7 @@ __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job, const Ear
 template <int kAct, int kEpi>
 __device__ __forceinline__ void matvec_early(const LlmMatvecJob& job) {
   __shared__ double red[MV_WARPS];
-  const EarlyPrep<kAct> early{dynamic_smem(), red};
+  const EarlyPrep<kAct, mv_share<kAct, kEpi>()> early{dynamic_smem(), red};
   const int R = job.rows_per_warp;
   if (R == 4) {
     early_rows_of<kAct, kEpi, 4>(job, early);
@@ -463,36 +492,37 @@ __device__ __forceinline__ void matvec_early(const LlmMatvecJob& job) {
   chain_signal(job.chain, (LlmStepState*)job.state);
 }
 
-#define MATVEC_KERNEL(act_name, act, epi_name, epi)                                              \
-  extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS)                         \
+// (dims: the kernel's __cluster_dims__, or nothing.)
+#define MATVEC_KERNEL(act_name, act, epi_name, epi, dims)                                        \
+  extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS) dims                    \
       matvec_##act_name##_##epi_name(const __grid_constant__ LlmMatvecJob job) {                  \
     matvec<act, epi>(job);                                                                        \
   }
-#define MATVEC_KERNELS(act_name, act)                  \
-  MATVEC_KERNEL(act_name, act, store, LLM_EPI_STORE)   \
-  MATVEC_KERNEL(act_name, act, add, LLM_EPI_ADD)       \
-  MATVEC_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU) \
-  MATVEC_KERNEL(act_name, act, logits, LLM_EPI_LOGITS)
+#define MATVEC_KERNELS(act_name, act, dims)                  \
+  MATVEC_KERNEL(act_name, act, store, LLM_EPI_STORE, dims)   \
+  MATVEC_KERNEL(act_name, act, add, LLM_EPI_ADD, dims)       \
+  MATVEC_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU, dims) \
+  MATVEC_KERNEL(act_name, act, logits, LLM_EPI_LOGITS, dims)
 
-MATVEC_KERNELS(q8x32, kActQ8x32)
-MATVEC_KERNELS(q8k, kActQ8K)
-MATVEC_KERNELS(f16, kActF16)
-MATVEC_KERNELS(bf16, kActBF16)
-MATVEC_KERNELS(f32, kActF32)
+MATVEC_KERNELS(q8x32, kActQ8x32, MV_QUANT_CLUSTER_DIMS)
+MATVEC_KERNELS(q8k, kActQ8K, MV_QUANT_CLUSTER_DIMS)
+MATVEC_KERNELS(f16, kActF16, )
+MATVEC_KERNELS(bf16, kActBF16, )
+MATVEC_KERNELS(f32, kActF32, )
 
-#define MATVEC_EARLY_KERNEL(act_name, act, epi_name, epi)                                        \
-  extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS)                         \
+#define MATVEC_EARLY_KERNEL(act_name, act, epi_name, epi, dims)                                  \
+  extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS) dims                    \
       matvec_##act_name##_##epi_name##_early(const __grid_constant__ LlmMatvecJob job) {          \
     matvec_early<act, epi>(job);                                                                  \
   }
-#define MATVEC_EARLY_KERNELS(act_name, act)                  \
-  MATVEC_EARLY_KERNEL(act_name, act, store, LLM_EPI_STORE)   \
-  MATVEC_EARLY_KERNEL(act_name, act, add, LLM_EPI_ADD)       \
-  MATVEC_EARLY_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU)
+#define MATVEC_EARLY_KERNELS(act_name, act)                                       \
+  MATVEC_EARLY_KERNEL(act_name, act, store, LLM_EPI_STORE, MV_QUANT_CLUSTER_DIMS) \
+  MATVEC_EARLY_KERNEL(act_name, act, add, LLM_EPI_ADD, MV_QUANT_CLUSTER_DIMS)     \
+  MATVEC_EARLY_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU, MV_QUANT_CLUSTER_DIMS)
 
 MATVEC_EARLY_KERNELS(q8x32, kActQ8x32)
 MATVEC_EARLY_KERNELS(q8k, kActQ8K)
-MATVEC_EARLY_KERNEL(f16, kActF16, store, LLM_EPI_STORE)
-MATVEC_EARLY_KERNEL(f16, kActF16, add, LLM_EPI_ADD)
-MATVEC_EARLY_KERNEL(bf16, kActBF16, store, LLM_EPI_STORE)
-MATVEC_EARLY_KERNEL(bf16, kActBF16, add, LLM_EPI_ADD)
+MATVEC_EARLY_KERNEL(f16, kActF16, store, LLM_EPI_STORE, )
+MATVEC_EARLY_KERNEL(f16, kActF16, add, LLM_EPI_ADD, )
+MATVEC_EARLY_KERNEL(bf16, kActBF16, store, LLM_EPI_STORE, )
+MATVEC_EARLY_KERNEL(bf16, kActBF16, add, LLM_EPI_ADD, )

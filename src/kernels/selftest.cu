@@ -103,3 +103,39 @@ extern "C" __global__ void shared_static_and_dynamic(float* out, unsigned dynami
     out[blockIdx.x] = total;
   }
 }
+
+// Thread-block clusters of two (sm_90; elsewhere a plain kernel): each block
+// writes its index into its partner's shared memory, and after the cluster's
+// barrier reports out[3 * block] = its rank in the cluster, then the grid's
+// width and the partner's index as found in its own shared memory.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define SELFTEST_CLUSTER_OF_TWO __cluster_dims__(2, 1, 1)
+#else
+#define SELFTEST_CLUSTER_OF_TWO
+#endif
+extern "C" __global__ void SELFTEST_CLUSTER_OF_TWO cluster_partners(unsigned* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ unsigned from_partner;
+  unsigned rank, remote;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+  if (threadIdx.x == 0) {
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(remote)
+                 : "r"((unsigned)__cvta_generic_to_shared(&from_partner)), "r"(rank ^ 1u));
+    asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(remote), "r"(blockIdx.x) : "memory");
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  if (threadIdx.x == 0) {
+    out[3 * blockIdx.x] = rank;
+    out[3 * blockIdx.x + 1] = gridDim.x;
+    out[3 * blockIdx.x + 2] = from_partner;
+  }
+#else
+  if (threadIdx.x == 0) {
+    out[3 * blockIdx.x] = 0;
+    out[3 * blockIdx.x + 1] = gridDim.x;
+    out[3 * blockIdx.x + 2] = blockIdx.x;
+  }
+#endif
+}

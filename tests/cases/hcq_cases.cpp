@@ -221,6 +221,31 @@ TEST_P(HcqSuite, LaunchGeometryReachesTheKernel) {
   EXPECT_EQ(g, (std::vector<uint32_t>{32, 4, 2, 3, 5, 7}));
 }
 
+TEST_P(HcqSuite, ClusterLaunchPairsBlocksThatShareSharedMemory) {
+  // A kernel compiled for clusters of two: the QMD counts its grid in clusters,
+  // and the blocks of a cluster reach each other's shared memory.
+  if (dev->info().sm_version < 0x900) GTEST_SKIP() << "thread-block clusters need sm_90";
+  Program p = load("cluster_partners");
+  ASSERT_EQ(p.cluster_dims()[0], 2u);
+  constexpr uint32_t kBlocks = 264;
+  Buffer out = dev->alloc(3 * kBlocks * 4);
+  poison(out);
+  LaunchDims d;
+  d.grid[0] = kBlocks;
+  d.block[0] = 64;
+  ComputeQueue().exec(p, KernelArgs().add(out), d).submit(*dev);
+  dev->synchronize();
+  const auto v = read_u32(out, 3 * kBlocks);
+  for (uint32_t b = 0; b < kBlocks; ++b) {
+    ASSERT_EQ(v[3 * b], b % 2) << "rank of block " << b;
+    ASSERT_EQ(v[3 * b + 1], kBlocks) << "gridDim.x counts blocks";
+    ASSERT_EQ(v[3 * b + 2], b ^ 1u) << "what block " << b << "'s partner wrote";
+  }
+  LaunchDims odd = d;
+  odd.grid[0] = kBlocks - 1;
+  EXPECT_THROW(ComputeQueue().exec(p, KernelArgs().add(out), odd), Error) << "half a cluster";
+}
+
 TEST_P(HcqSuite, ExecTwoKernels100Times) {
   // The predecessor's QMD-reuse race showed up here as 198 instead of 200.
   Program inc = load("increment");

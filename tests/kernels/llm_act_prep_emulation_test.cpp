@@ -4,7 +4,8 @@
 // f32), for short and long vectors (a block's threads take one to nine chunks
 // each, the last pass partial; normalized ones of up to 16 values a thread
 // held in registers), with 256 threads (the matrix-vector kernels)
-// and 480 (the persistent step).
+// and 480 (the persistent step); and prepared in slices by the blocks of a
+// thread-block cluster, which together write every value once.
 
 #include <gtest/gtest.h>
 
@@ -68,7 +69,7 @@ ActView moved(const ActView& v, const uint8_t* base, const uint8_t* copy) {
 }
 
 // Runs the preparation; its shared memory is copied into `smem` and `view` points into that copy.
-template <int kAct, int kThreads>
+template <int kAct, int kThreads, class Share = ActShare<1>>
 std::string prepare(const PrepCase& c, const float* x, const float* norm, std::vector<uint8_t>& smem,
                     ActView& view) {
   emu::LaunchConfig cfg;
@@ -78,7 +79,7 @@ std::string prepare(const PrepCase& c, const float* x, const float* norm, std::v
   return emu::launch(cfg, [&] {
     __shared__ double red[kThreads / 32];
     uint8_t* s = dynamic_smem();
-    const ActView v = prepare_activations<kAct, kThreads>(x, norm, kEps, c.cols, s, red);
+    const ActView v = prepare_activations<kAct, kThreads, CtaSync, Share>(x, norm, kEps, c.cols, s, red);
     __syncthreads();
     if (threadIdx.x == 0) {
       std::memcpy(smem.data(), s, smem.size());
@@ -87,26 +88,25 @@ std::string prepare(const PrepCase& c, const float* x, const float* norm, std::v
   });
 }
 
-template <int kThreads>
+template <int kThreads, class Share = ActShare<1>>
 std::string prepare_kind(const PrepCase& c, const float* x, const float* norm, std::vector<uint8_t>& smem,
                          ActView& view) {
   switch (c.kind) {
-    case kActQ8x32: return prepare<kActQ8x32, kThreads>(c, x, norm, smem, view);
-    case kActQ8K: return prepare<kActQ8K, kThreads>(c, x, norm, smem, view);
-    case kActF16: return prepare<kActF16, kThreads>(c, x, norm, smem, view);
-    case kActBF16: return prepare<kActBF16, kThreads>(c, x, norm, smem, view);
-    default: return prepare<kActF32, kThreads>(c, x, norm, smem, view);
+    case kActQ8x32: return prepare<kActQ8x32, kThreads, Share>(c, x, norm, smem, view);
+    case kActQ8K: return prepare<kActQ8K, kThreads, Share>(c, x, norm, smem, view);
+    case kActF16: return prepare<kActF16, kThreads, Share>(c, x, norm, smem, view);
+    case kActBF16: return prepare<kActBF16, kThreads, Share>(c, x, norm, smem, view);
+    default: return prepare<kActF32, kThreads, Share>(c, x, norm, smem, view);
   }
 }
 
-class LlmActPrepEmulation : public ::testing::TestWithParam<PrepCase> {};
-
-TEST_P(LlmActPrepEmulation, QuantizesAsTheCpuDoes) {
-  SKIP_WITHOUT_FIBERS();
-  const PrepCase c = GetParam();
+// The input of a case: values with the special cases of the quantizers, and
+// norm weights.
+void make_inputs(const PrepCase& c, std::vector<float>& x, std::vector<float>& w) {
   std::mt19937 rng(static_cast<uint32_t>(c.cols + c.kind));
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(c.cols)), w(x.size());
+  x.assign(static_cast<size_t>(c.cols), 0.0f);
+  w.assign(x.size(), 0.0f);
   for (float& v : x) v = 3.0f * normal(rng);
   for (float& v : w) v = 1.0f + 0.25f * normal(rng);
   // One all-zero super-block (Q8_K's special case) in the middle.
@@ -120,13 +120,11 @@ TEST_P(LlmActPrepEmulation, QuantizesAsTheCpuDoes) {
     x[second] = 40.0f;
     w[first] = w[second] = 1.0f;
   }
+}
 
-  std::vector<uint8_t> smem(llm_act_smem_bytes(c.kind, c.cols), 0xA5);
-  ActView v{};
-  const float* norm = c.norm ? w.data() : nullptr;
-  const std::string error = c.threads == 256 ? prepare_kind<256>(c, x.data(), norm, smem, v)
-                                             : prepare_kind<480>(c, x.data(), norm, smem, v);
-  ASSERT_EQ(error, "");
+// The prepared activations `v` against the CPU's quantization of the input.
+void expect_as_the_cpu(const PrepCase& c, const std::vector<float>& x, const std::vector<float>& w,
+                       const ActView& v) {
   const std::vector<float> a = c.norm ? rms_normalized(x, w, kEps) : x;
   const int n = c.cols;
   if (c.kind == kActQ8x32) {
@@ -165,6 +163,118 @@ TEST_P(LlmActPrepEmulation, QuantizesAsTheCpuDoes) {
   }
 }
 
+class LlmActPrepEmulation : public ::testing::TestWithParam<PrepCase> {};
+
+TEST_P(LlmActPrepEmulation, QuantizesAsTheCpuDoes) {
+  SKIP_WITHOUT_FIBERS();
+  const PrepCase c = GetParam();
+  std::vector<float> x, w;
+  make_inputs(c, x, w);
+  std::vector<uint8_t> smem(llm_act_smem_bytes(c.kind, c.cols), 0xA5);
+  ActView v{};
+  const float* norm = c.norm ? w.data() : nullptr;
+  const std::string error = c.threads == 256 ? prepare_kind<256>(c, x.data(), norm, smem, v)
+                                             : prepare_kind<480>(c, x.data(), norm, smem, v);
+  ASSERT_EQ(error, "");
+  expect_as_the_cpu(c, x, w, v);
+}
+
+// A cluster's preparation, one block at a time: SplitShare<n, rank> is block
+// `rank` of a cluster of n with its stores into the cluster's shared memory
+// made into its own only, each byte's writer recorded, and the blocks' partial
+// sums of squares exchanged through the record (a block's total needs every
+// block's partial: the normalized cases run the cluster twice).
+struct SplitRecord {
+  std::vector<int> writer;  // per byte of the activations: the rank that wrote it, or -1
+  bool written_twice = false;
+  double partials[8] = {};
+};
+SplitRecord* g_split = nullptr;
+
+template <int kClusterBlocks, int kRank>
+struct SplitShare {
+  enum { kBlocks = kClusterBlocks };
+  static int rank() { return kRank; }
+  static void started() {}
+  static void ready() {}
+  static void finish() {}
+  template <class T>
+  static void put(T* p, T v) {
+    *p = v;
+    const size_t at = static_cast<size_t>(reinterpret_cast<uint8_t*>(p) - dynamic_smem());
+    for (size_t i = 0; i < sizeof(T); ++i) {
+      int& who = g_split->writer.at(at + i);
+      if (who >= 0 && who != kRank) g_split->written_twice = true;
+      who = kRank;
+    }
+  }
+  static double total(double part, double*) {
+    g_split->partials[kRank] = part;
+    double t = 0.0;
+    for (int r = 0; r < kBlocks; ++r) t += g_split->partials[r];
+    return t;
+  }
+};
+
+// Block `rank` of a cluster of n (n up to 3).
+template <int kClusterBlocks>
+std::string prepare_rank(int rank, const PrepCase& c, const float* x, const float* norm, std::vector<uint8_t>& smem,
+                         ActView& view) {
+  if (rank == 0) return prepare_kind<256, SplitShare<kClusterBlocks, 0>>(c, x, norm, smem, view);
+  if constexpr (kClusterBlocks > 1) {
+    if (rank == 1) return prepare_kind<256, SplitShare<kClusterBlocks, 1>>(c, x, norm, smem, view);
+  }
+  if constexpr (kClusterBlocks > 2) {
+    if (rank == 2) return prepare_kind<256, SplitShare<kClusterBlocks, 2>>(c, x, norm, smem, view);
+  }
+  return "no rank " + std::to_string(rank);
+}
+
+template <int kClusterBlocks>
+void expect_slices_make_the_whole(const PrepCase& c) {
+  std::vector<float> x, w;
+  make_inputs(c, x, w);
+  const float* norm = c.norm ? w.data() : nullptr;
+  const size_t bytes = llm_act_smem_bytes(c.kind, c.cols);
+  SplitRecord alone, cluster;
+  alone.writer.assign(bytes, -1);
+  cluster.writer.assign(bytes, -1);
+  // What one block alone writes.
+  std::vector<uint8_t> whole(bytes);
+  ActView v{};
+  g_split = &alone;
+  ASSERT_EQ(prepare_rank<1>(0, c, x.data(), norm, whole, v), "");
+  // The cluster's blocks, each into its own copy (twice when normalized).
+  g_split = &cluster;
+  std::vector<std::vector<uint8_t>> part(kClusterBlocks, std::vector<uint8_t>(bytes));
+  for (int pass = 0; pass < (c.norm ? 2 : 1); ++pass) {
+    cluster.writer.assign(bytes, -1);
+    for (int r = 0; r < kClusterBlocks; ++r) {
+      ActView ignored{};
+      ASSERT_EQ(prepare_rank<kClusterBlocks>(r, c, x.data(), norm, part[r], ignored), "");
+    }
+  }
+  g_split = nullptr;
+  EXPECT_FALSE(cluster.written_twice) << "two blocks wrote the same byte";
+  std::vector<uint8_t> merged(bytes);
+  for (size_t i = 0; i < bytes; ++i) {
+    ASSERT_EQ(cluster.writer[i] >= 0, alone.writer[i] >= 0) << "byte " << i << " of " << bytes;
+    if (cluster.writer[i] >= 0) merged[i] = part[cluster.writer[i]][i];
+  }
+  // `v` points into `whole`; the same offsets into the merged bytes.
+  expect_as_the_cpu(c, x, w, moved(v, whole.data(), merged.data()));
+}
+
+// (The matrix-vector kernels' blocks of 256 threads.)
+class LlmActPrepClusterEmulation : public ::testing::TestWithParam<PrepCase> {};
+
+TEST_P(LlmActPrepClusterEmulation, SlicesMakeTheWholeVector) {
+  SKIP_WITHOUT_FIBERS();
+  const PrepCase c = GetParam();
+  expect_slices_make_the_whole<2>(c);
+  expect_slices_make_the_whole<3>(c);
+}
+
 std::vector<PrepCase> cases() {
   std::vector<PrepCase> out;
   // 4,352 values: 17 super-blocks, fewer than the warps of 480 threads take in
@@ -183,6 +293,17 @@ std::vector<PrepCase> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, LlmActPrepEmulation, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<PrepCase>& info) { return case_name(info.param); });
+
+std::vector<PrepCase> cluster_cases() {
+  std::vector<PrepCase> out;
+  for (const PrepCase& c : cases()) {
+    if (c.threads == 256) out.push_back(c);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, LlmActPrepClusterEmulation, ::testing::ValuesIn(cluster_cases()),
                          [](const ::testing::TestParamInfo<PrepCase>& info) { return case_name(info.param); });
 
 }  // namespace

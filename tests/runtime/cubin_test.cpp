@@ -38,6 +38,10 @@ TEST_F(CubinTest, ReadsHopperKernelAttributes) {
   EXPECT_GT(k.text_size, 0u);
   EXPECT_LT(k.text_offset + k.text_size, c.image().size() + 1);
   EXPECT_EQ(c.kernel("empty_kernel").param_bytes, 0u);
+  const uint32_t* cluster = c.kernel("cluster_partners").cluster_dims;
+  EXPECT_EQ(std::vector<uint32_t>(cluster, cluster + 3), (std::vector<uint32_t>{2, 1, 1}))
+      << "__cluster_dims__(2, 1, 1)";
+  EXPECT_EQ(k.cluster_dims[0] * k.cluster_dims[1] * k.cluster_dims[2], 1u) << "no clusters";
 }
 
 TEST_F(CubinTest, ReadsAmpereParameterBase) {

@@ -48,7 +48,9 @@ std::vector<std::pair<const char*, hw::QmdField>> fields_of(const hw::QmdLayout&
       {"rel_en", l.release0_enable}, {"rel_lo", l.release0_address_lower},
       {"rel_hi", l.release0_address_upper}, {"rel_pl", l.release0_payload_lower},
       {"rel_ph", l.release0_payload_upper}, {"rel_64", l.release0_payload64b},
-      {"rel_size", l.release0_structure_size}};
+      {"rel_size", l.release0_structure_size}, {"cga_w", l.gpc_cga_width},
+      {"cga_h", l.gpc_cga_height}, {"cga_d", l.gpc_cga_depth},
+      {"cga_mode", l.cga_cta_distribution_mode}};
   for (uint32_t i = 0; i < 8; ++i) {
     f.push_back({"cb_lo", l.cbuf_addr_lower.at(i)});
     f.push_back({"cb_hi", l.cbuf_addr_upper.at(i)});

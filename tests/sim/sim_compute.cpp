@@ -189,17 +189,27 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
     bad_launch(qmd_va, "QMD major version " + std::to_string(f(l.qmd_major_version)) +
                            ", the class takes " + std::to_string(l.major_version));
   }
-  if (l.qmd_type.present() && f(l.qmd_type) != gpu::hw::kQmdTypeGridCta) {
-    bad_launch(qmd_va, "QMD type " + std::to_string(f(l.qmd_type)) + " is not GRID_CTA");
+  // A grid of thread-block clusters (GRID_GPC_CGA) counts clusters.
+  uint32_t cluster[3] = {1, 1, 1};
+  if (l.qmd_type.present() && f(l.qmd_type) == gpu::hw::kQmdTypeGridGpcCga) {
+    cluster[0] = static_cast<uint32_t>(f(l.gpc_cga_width));
+    cluster[1] = static_cast<uint32_t>(f(l.gpc_cga_height));
+    cluster[2] = static_cast<uint32_t>(f(l.gpc_cga_depth));
+    if (cluster[0] * cluster[1] * cluster[2] == 0 || cluster[0] * cluster[1] * cluster[2] > 16) {
+      bad_launch(qmd_va, "a cluster of (" + std::to_string(cluster[0]) + "," + std::to_string(cluster[1]) + "," +
+                             std::to_string(cluster[2]) + ") blocks");
+    }
+  } else if (l.qmd_type.present() && f(l.qmd_type) != gpu::hw::kQmdTypeGridCta) {
+    bad_launch(qmd_va, "QMD type " + std::to_string(f(l.qmd_type)) + " is neither GRID_CTA nor GRID_GPC_CGA");
   }
   uint32_t sass = ((s.sm_version & 0xf00) >> 4) | (s.sm_version & 0xf);
   if (f(l.sass_version) != sass) {
     bad_launch(qmd_va,
                "SASS version " + hex(f(l.sass_version)) + " on an SM of version " + hex(sass));
   }
-  uint32_t grid[3] = {static_cast<uint32_t>(f(l.grid_width)),
-                      static_cast<uint32_t>(f(l.grid_height)),
-                      static_cast<uint32_t>(f(l.grid_depth))};
+  uint32_t grid[3] = {static_cast<uint32_t>(f(l.grid_width)) * cluster[0],
+                      static_cast<uint32_t>(f(l.grid_height)) * cluster[1],
+                      static_cast<uint32_t>(f(l.grid_depth)) * cluster[2]};
   uint32_t block[3] = {static_cast<uint32_t>(f(l.cta_thread_dimension0)),
                        static_cast<uint32_t>(f(l.cta_thread_dimension1)),
                        static_cast<uint32_t>(f(l.cta_thread_dimension2))};
@@ -336,6 +346,7 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
   KernelCall call;
   std::copy(grid, grid + 3, call.grid);
   std::copy(block, block + 3, call.block);
+  std::copy(cluster, cluster + 3, call.cluster);
   if (k->info.param_bytes != 0) {
     call.params.assign(bank.begin() + param_base, bank.begin() + param_base + k->info.param_bytes);
   }

@@ -96,6 +96,20 @@ void named_barrier_halves(const KernelCall& k) {
   }
 }
 
+// Clusters of two along x exchange their indices (a plain launch: each block
+// finds its own).
+void cluster_partners(const KernelCall& k) {
+  if (k.cluster[0] != 1 && k.cluster[0] != 2) {
+    throw KernelException{"cluster_partners runs in clusters of two, not " + std::to_string(k.cluster[0])};
+  }
+  std::vector<uint32_t> v;
+  for (uint32_t b = 0; b < k.grid[0]; ++b) {
+    const uint32_t rank = b % k.cluster[0];
+    v.insert(v.end(), {rank, k.grid[0], k.cluster[0] == 2 ? b ^ 1u : b});
+  }
+  k.memory->write_array(k.param<uint64_t>(0), v);
+}
+
 void store_to(const KernelCall& k) {
   k.memory->write_array(k.param<uint64_t>(0), std::vector<uint32_t>{k.param<uint32_t>(1)});
 }
@@ -110,6 +124,7 @@ const std::map<std::string, KernelBody>& bodies() {
       {"block_sum", block_sum},
       {"local_memory_walk", local_memory_walk},
       {"store_to", store_to},
+      {"cluster_partners", cluster_partners},
       {"named_barrier_halves", named_barrier_halves},
   };
   return b;

@@ -52,8 +52,9 @@ class GlobalMemory {
 
 // One launch, as the kernel body sees it.
 struct KernelCall {
-  uint32_t grid[3] = {1, 1, 1};
+  uint32_t grid[3] = {1, 1, 1};  // in blocks, also for a cluster launch
   uint32_t block[3] = {1, 1, 1};
+  uint32_t cluster[3] = {1, 1, 1};  // blocks of a thread-block cluster (GRID_GPC_CGA)
   std::vector<uint8_t> params;  // the parameter block from constant bank 0
   std::vector<uint32_t> param_offsets;
   uint32_t dynamic_shared_bytes = 0;  // shared memory left after static and reserved bytes

@@ -55,10 +55,17 @@ struct QmdLayout {
       release0_structure_size;
   QmdIndexedField cbuf_addr_lower, cbuf_addr_upper, cbuf_size_shifted4, cbuf_valid,
       cbuf_invalidate;
+  // Thread-block clusters (Hopper's "GPC CGA"s): a GRID_GPC_CGA launch counts
+  // its grid in clusters of these dimensions. Absent before V04.
+  QmdField gpc_cga_width, gpc_cga_height, gpc_cga_depth, cga_cta_distribution_mode;
 };
 
 // Field values shared by the layouts.
 constexpr uint32_t kQmdTypeGridCta = 2;
+constexpr uint32_t kQmdTypeGridGpcCga = 3;  // a grid of thread-block clusters
+// What libcuda 580 writes into a cluster launch's QMD on an H200 (found in its
+// pushbuffer memory next to a plain launch's): the multicast distribution.
+constexpr uint32_t kCgaCtaDistributionMulticast = 1;
 constexpr uint32_t kApiVisibleCallLimitNoCheck = 1;
 constexpr uint32_t kCwdMembarTypeL1Sysmembar = 1;
 constexpr uint32_t kCwdMembarTypeL1Membar = 3;  // GPU scope: enough for a kernel that follows
@@ -173,6 +180,10 @@ constexpr QmdLayout kQmdV04 = {
     .cbuf_size_shifted4 = {{1599, 1587}, 64},
     .cbuf_valid = {{416, 416}, 4},
     .cbuf_invalidate = {{419, 419}, 4},
+    .gpc_cga_width = {2149, 2144},
+    .gpc_cga_height = {2157, 2152},
+    .gpc_cga_depth = {2165, 2160},
+    .cga_cta_distribution_mode = {2207, 2207},
 };
 
 // The layout for a compute class, or nullptr when nvhcq has none.

@@ -168,14 +168,17 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
       throw FormatError("'" + g.first->name + "': rows of " + std::to_string(job.cols) + " " +
                         act_kind_name(g.act) + " activations exceed the GPU kernel's shared memory");
     }
+    const bool early = chain != nullptr && early_kernel(options_.early_loads, descs, epilogue, job.rows_per_warp);
+    const gpu::Kernel& kernel = kernels_.matvec(g.act, early ? epilogue + "_early" : epilogue);
     gpu::LaunchDims d;
     d.block[0] = kMatvecThreads;
     const uint64_t tasks = static_cast<uint64_t>(job.rows) / job.rows_per_warp;
-    d.grid[0] = static_cast<uint32_t>(matvec_blocks(tasks, max_blocks));
+    // Whole thread-block clusters where the kernel runs in clusters
+    // (llm_matvec.cu); a block past the rows only helps prepare the input.
+    const uint64_t cluster = kernel.cluster_blocks();
+    d.grid[0] = static_cast<uint32_t>((matvec_blocks(tasks, max_blocks) + cluster - 1) / cluster * cluster);
     d.dynamic_shared_bytes = smem;
     if (chain != nullptr) job.chain = chain->next(d);
-    const bool early = chain != nullptr && early_kernel(options_.early_loads, descs, epilogue, job.rows_per_warp);
-    const gpu::Kernel& kernel = kernels_.matvec(g.act, early ? epilogue + "_early" : epilogue);
     out.push_back(StepLaunch{what, &kernel, gpu::KernelArgs().add(job), d, chain != nullptr && chain->chained()});
   }
 }
