@@ -5,10 +5,10 @@
 // kCluster-th of the input from L2 and does a kCluster-th of the arithmetic.
 // The input is the same vector for every block of a launch: with 264 blocks
 // each reading all of it, its lines are L2's hottest, and the preparation is
-// a third to a half of a decode layer (docs/perf-notes.md).
+// about a third of a 1B decode layer (docs/perf-notes.md).
 //
 // ActShare<1> is the block alone: plain shared-memory stores, no barriers.
-// ActShare<C> orders the cluster in three phases, every thread of every block
+// ActShare<C> orders the cluster in these steps, every thread of every block
 // taking part in each:
 //   started()  arrive: this block runs (its shared memory may be written);
 //   ready()    wait for every block's `started` -- before the first remote store;
