@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "gpu/hw/qmd_layout.h"
 
 namespace nvhcq::gpu {
 namespace {
@@ -302,10 +303,10 @@ Cubin::Cubin(std::span<const uint8_t> bytes) {
                                k.cluster_dims[a] = u32_at(d, 4 * a);
                                blocks *= k.cluster_dims[a];
                              }
-                             // (Hopper's largest cluster, non-portable, is 16 blocks.)
-                             if (blocks == 0 || blocks > 16) {
+                             if (blocks == 0 || blocks > hw::kMaxClusterBlocks) {
                                throw FormatError("CUBIN cluster dimensions of " + k.name +
-                                                 " are not a cluster of 1 to 16 blocks");
+                                                 " are not a cluster of 1 to " +
+                                                 std::to_string(hw::kMaxClusterBlocks) + " blocks");
                              }
                              break;
                            }

@@ -515,13 +515,13 @@ MATVEC_KERNELS(f32, kActF32, )
       matvec_##act_name##_##epi_name##_early(const __grid_constant__ LlmMatvecJob job) {          \
     matvec_early<act, epi>(job);                                                                  \
   }
-#define MATVEC_EARLY_KERNELS(act_name, act)                                       \
-  MATVEC_EARLY_KERNEL(act_name, act, store, LLM_EPI_STORE, MV_QUANT_CLUSTER_DIMS) \
-  MATVEC_EARLY_KERNEL(act_name, act, add, LLM_EPI_ADD, MV_QUANT_CLUSTER_DIMS)     \
-  MATVEC_EARLY_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU, MV_QUANT_CLUSTER_DIMS)
+#define MATVEC_EARLY_KERNELS(act_name, act, dims)                  \
+  MATVEC_EARLY_KERNEL(act_name, act, store, LLM_EPI_STORE, dims)   \
+  MATVEC_EARLY_KERNEL(act_name, act, add, LLM_EPI_ADD, dims)       \
+  MATVEC_EARLY_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU, dims)
 
-MATVEC_EARLY_KERNELS(q8x32, kActQ8x32)
-MATVEC_EARLY_KERNELS(q8k, kActQ8K)
+MATVEC_EARLY_KERNELS(q8x32, kActQ8x32, MV_QUANT_CLUSTER_DIMS)
+MATVEC_EARLY_KERNELS(q8k, kActQ8K, MV_QUANT_CLUSTER_DIMS)
 MATVEC_EARLY_KERNEL(f16, kActF16, store, LLM_EPI_STORE, )
 MATVEC_EARLY_KERNEL(f16, kActF16, add, LLM_EPI_ADD, )
 MATVEC_EARLY_KERNEL(bf16, kActBF16, store, LLM_EPI_STORE, )

@@ -195,7 +195,8 @@ void ComputeUnit::run_one(uint64_t qmd_va, const std::vector<uint8_t>& qv, uint6
     cluster[0] = static_cast<uint32_t>(f(l.gpc_cga_width));
     cluster[1] = static_cast<uint32_t>(f(l.gpc_cga_height));
     cluster[2] = static_cast<uint32_t>(f(l.gpc_cga_depth));
-    if (cluster[0] * cluster[1] * cluster[2] == 0 || cluster[0] * cluster[1] * cluster[2] > 16) {
+    const uint64_t blocks = uint64_t{cluster[0]} * cluster[1] * cluster[2];
+    if (blocks == 0 || blocks > gpu::hw::kMaxClusterBlocks) {
       bad_launch(qmd_va, "a cluster of (" + std::to_string(cluster[0]) + "," + std::to_string(cluster[1]) + "," +
                              std::to_string(cluster[2]) + ") blocks");
     }

@@ -63,6 +63,8 @@ struct QmdLayout {
 // Field values shared by the layouts.
 constexpr uint32_t kQmdTypeGridCta = 2;
 constexpr uint32_t kQmdTypeGridGpcCga = 3;  // a grid of thread-block clusters
+// The largest thread-block cluster Hopper runs (non-portable; 8 portable).
+constexpr uint32_t kMaxClusterBlocks = 16;
 // What libcuda 580 writes into a cluster launch's QMD on an H200 (found in its
 // pushbuffer memory next to a plain launch's): the multicast distribution.
 constexpr uint32_t kCgaCtaDistributionMulticast = 1;
