@@ -54,6 +54,7 @@ endfunction()
 # CPU emulator: GCC 12 warns about it before a file's diagnostic pragmas apply.
 set_source_files_properties(${CMAKE_SOURCE_DIR}/tests/kernels/llm_act_prep_emulation_test.cpp
                             ${CMAKE_SOURCE_DIR}/tests/kernels/llm_attention_emulation_test.cpp
+                            ${CMAKE_SOURCE_DIR}/tests/kernels/llm_handoff_emulation_test.cpp
                             ${CMAKE_SOURCE_DIR}/tests/kernels/llm_step_emulation_test.cpp
                             ${CMAKE_SOURCE_DIR}/tests/kernels/llm_matvec_emulation_test.cpp
                             PROPERTIES COMPILE_OPTIONS -Wno-unknown-pragmas)

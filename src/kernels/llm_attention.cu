@@ -23,6 +23,15 @@ extern "C" __global__ void __launch_bounds__(LLM_ATTN_DECODE_THREADS, 1)
   chain_signal(job.chain, (LlmStepState*)job.state);
 }
 
+// The same, its output handed over quantized for Wo (job.out_handoff,
+// llm_handoff.cuh): a kernel of its own, so that the other carries none of it.
+extern "C" __global__ void __launch_bounds__(LLM_ATTN_DECODE_THREADS, 1)
+    attention_head_handoff(const __grid_constant__ LlmAttentionJob job) {
+  __shared__ __align__(16) DecodeHeadShared sh;
+  attention_head_decode_unit<true>(job, sh);
+  chain_signal(job.chain, (LlmStepState*)job.state);
+}
+
 // Prefill: the rotated keys and the values of n tokens into the cache, before
 // their attention reads them (block per token).
 extern "C" __global__ void __launch_bounds__(AT_THREADS) rope_kv_store(const __grid_constant__ LlmAttentionJob job) {

@@ -15,6 +15,7 @@
 
 #include "llm_chain.cuh"
 #include "llm_device.cuh"
+#include "llm_handoff.cuh"
 #include "llm_jobs.cuh"
 
 #define AT_THREADS LLM_ATTN_THREADS
@@ -171,6 +172,14 @@ __device__ __forceinline__ void store_attention_out(const LlmAttentionJob& job, 
   }
 }
 
+// Output i of a decode step handed over quantized (the attention_head_handoff
+// kernel, LlmAttentionJob::out_handoff): by a whole warp, lane l storing output
+// i = i0 + l (i0 a multiple of 32), one group of Wo's activations
+// (llm_handoff.cuh).
+__device__ __forceinline__ void store_attention_handoff(const LlmAttentionJob& job, size_t i, float r) {
+  handoff_group(r, (uint8_t*)job.out, job.out_stride, (int)(i / LLM_GROUP));
+}
+
 // Units (of heads_per_block query heads) per KV head: unit u reads KV head
 // u / attention_units_per_kv.
 __device__ __forceinline__ int attention_units_per_kv(const LlmAttentionJob& job) {
@@ -236,7 +245,8 @@ __device__ __forceinline__ void prefetch_kv(const LlmAttentionJob& job, int unit
 // weighted values of its heads, then each head's (max, sum)), the last split
 // of the unit to finish merges every split's part into the output. Every
 // thread of the block (kThreads) calls it; `last_block` is shared memory.
-template <int kThreads, class Sync>
+// kHandoff: the output is handed over (store_attention_handoff).
+template <int kThreads, class Sync, bool kHandoff = false>
 __device__ void merge_attention_splits(const LlmAttentionJob& job, int unit, int active, int heads, size_t out_at,
                                        bool& last_block) {
   const int hd = job.head_dim, n_out = heads * hd, stride = n_out + 2 * heads;
@@ -265,7 +275,13 @@ __device__ void merge_attention_splits(const LlmAttentionJob& job, int unit, int
       num += __ldcg(ps + o) * w;
       den += __ldcg(ps + n_out + 2 * g + 1) * w;
     }
-    store_attention_out(job, out_at + o, num / den);
+    if constexpr (kHandoff) {
+      // (Lanes of a warp take 32 consecutive outputs: n_out and kThreads are
+      // multiples of 32.)
+      store_attention_handoff(job, out_at + o, num / den);
+    } else {
+      store_attention_out(job, out_at + o, num / den);
+    }
   }
   if (threadIdx.x == 0) ((unsigned*)job.counters)[unit] = 0;
 }

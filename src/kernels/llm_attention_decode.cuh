@@ -42,8 +42,9 @@ struct DecodeHeadShared {
 
 // Block (query head blockIdx.x, split blockIdx.y) of LLM_ATTN_DECODE_THREADS
 // threads; kDpl = head_dim / 32. Waits for the launches ahead itself (after
-// its early loads); the caller counts the block finished.
-template <int kDpl>
+// its early loads); the caller counts the block finished. kHandoff: the output
+// is handed over quantized for Wo (store_attention_handoff).
+template <int kDpl, bool kHandoff>
 __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShared& sh) {
   enum {
     kHd = 32 * kDpl,
@@ -214,7 +215,13 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
     }
   }
   if (span.active == 1) {
-    if (o < kHd) store_attention_out(job, out_at + o, num / den);
+    if (o < kHd) {  // whole warps (kHd is 32 kDpl)
+      if constexpr (kHandoff) {
+        store_attention_handoff(job, out_at + o, num / den);
+      } else {
+        store_attention_out(job, out_at + o, num / den);
+      }
+    }
     return;
   }
   // Leave this split's part (weighted values, max, sum) for the unit's merge.
@@ -224,14 +231,16 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
     part[kHd] = m;
     part[kHd + 1] = den;
   }
-  merge_attention_splits<LLM_ATTN_DECODE_THREADS, CtaSync>(job, head, span.active, 1, out_at, sh.last_block);
+  merge_attention_splits<LLM_ATTN_DECODE_THREADS, CtaSync, kHandoff>(job, head, span.active, 1, out_at,
+                                                                     sh.last_block);
 }
 
 // attention_head_decode for the job's head size.
+template <bool kHandoff = false>
 __device__ __forceinline__ void attention_head_decode_unit(const LlmAttentionJob& job, DecodeHeadShared& sh) {
   switch (job.head_dim) {
-    case 64: attention_head_decode<2>(job, sh); break;
-    case 128: attention_head_decode<4>(job, sh); break;
-    default: attention_head_decode<8>(job, sh); break;
+    case 64: attention_head_decode<2, kHandoff>(job, sh); break;
+    case 128: attention_head_decode<4, kHandoff>(job, sh); break;
+    default: attention_head_decode<8, kHandoff>(job, sh); break;
   }
 }

@@ -43,6 +43,11 @@ struct LlmChainLink {
   int32_t after;
 };
 
+// A decode launch's output handed over already quantized as the next
+// product's activations (llm_handoff.cuh), or plain f32 values.
+#define LLM_HANDOFF_NONE 0
+#define LLM_HANDOFF_Q8X32 1  // the kActQ8x32 layout
+
 // What a matrix-vector product does with its results (llm_matvec.cu kernels
 // are named after these; the persistent step keeps them in its phases).
 #define LLM_EPI_STORE 0   // y (+ bias)
@@ -76,6 +81,14 @@ struct LlmMatvecJob {
   // Rows a warp takes at once (1, 2 or 4; divides every segment's rows): enough
   // that each lane keeps ~8 groups of loads in flight on short rows.
   int32_t rows_per_warp;
+  // The swiglu_handoff kernels (llm_handoff.cuh): LLM_HANDOFF_* of the output
+  // (the next product's activations), staged in shared memory from byte
+  // stage_at of the dynamic shared memory until every row of the block is
+  // done. Needs whole groups of 32 rows a block (R = 4) or a cluster pair
+  // (R = 2). (The add_handoff kernels read `in` in the kActQ8x32 layout.)
+  int32_t out_handoff;
+  int32_t stage_at;
+  int32_t reserved[2];  // (LlmStepPhase's size a multiple of 16)
   LlmChainLink chain;
 };
 
@@ -103,6 +116,7 @@ struct LlmAttentionJob {
   int32_t out_f16;   // output type: 0 f32, 1 f16, 2 bf16
   int32_t n_tokens;  // prefill: tokens in the batch
   int32_t heads_per_block;  // query heads per unit: a divisor of n_head / n_kv
+  int32_t out_handoff;      // attention_head_handoff: LLM_HANDOFF_* of out (out_f16 is not read)
   float scale;
   LlmChainLink chain;
 };
@@ -171,7 +185,7 @@ struct LlmStepPhase {
   int32_t parts;       // matvec: warps sharing one row (each takes a range of its groups)
   int32_t chunks[LLM_MAX_SEGMENTS];  // matvec: chunks of each segment
   int32_t sync_after;  // a grid-wide barrier follows (the next phase reads what this one wrote)
-  int32_t reserved[5];
+  int32_t reserved[3];  // (sizeof a multiple of 16)
   LlmMatvecJob mv;     // matvec; embed: m[0] embedding, out x; finish: in = history
   LlmAttentionJob at;  // attention
 };
@@ -217,6 +231,15 @@ struct LlmStepParams {
 #define LLM_NORM_THREADS 256
 // Shared memory of one attention block (AttentionShared, llm_attention_block.cuh).
 #define LLM_ATTN_SHARED_BYTES (25 * 1024 + 128)
+
+// A swiglu product handing its output over (out_handoff, llm_handoff.cuh):
+// the rounds its busiest block takes (block 0; grid_warps: the launch's warps),
+// and the shared memory that block stages them in (round_rows: rows of a
+// block's round; a round's outputs, then two largest magnitudes and two sums).
+LLM_HD int llm_swiglu_stage_rounds(int tasks, int grid_warps) { return (tasks + grid_warps - 1) / grid_warps; }
+LLM_HD uint32_t llm_swiglu_stage_bytes(int rounds, int round_rows) {
+  return 4u * static_cast<uint32_t>(rounds) * static_cast<uint32_t>(round_rows + 4);
+}
 
 // Dynamic shared memory of a matrix-vector block for `cols` inputs.
 LLM_HD uint32_t llm_act_smem_bytes(int kind, int cols) {

@@ -15,6 +15,7 @@
 //               preparation (matvec_early, below)
 #include "gemm_prims.cuh"  // dynamic_smem
 #include "llm_chain.cuh"
+#include "llm_handoff.cuh"
 #include "llm_jobs.cuh"
 #include "llm_matvec_rows.cuh"
 
@@ -45,11 +46,39 @@
 #else
 #define MV_QUANT_CLUSTER_DIMS
 #endif
+// Kernels of a hand-off (llm_handoff.cuh) are the add and swiglu kernels with
+// this bit in their epilogue: an add kernel whose input was handed over (it
+// copies instead of preparing) and a swiglu kernel that hands its output over.
+// The other kernels carry none of their code (code a hot kernel carries but
+// does not run costs it: with the hand-off a run-time switch, decode without it
+// was 1.6-2.4% slower on the H200, docs/perf-notes.md).
+#define MV_HANDOFF 4
+#define MV_EPI(epi) ((epi) & ~MV_HANDOFF)
+
 // The blocks that prepare a kernel's input together (1: each block alone).
 template <int kAct, int kEpi>
 __device__ constexpr int mv_share() {
-  return kEpi == LLM_EPI_ADD && (kAct == kActQ8K || kAct == kActQ8x32) ? MV_CLUSTER : 1;
+  return MV_EPI(kEpi) == LLM_EPI_ADD && (kAct == kActQ8K || kAct == kActQ8x32) ? MV_CLUSTER : 1;
 }
+
+// A block's activations: prepared from the input (llm_act_prep.cuh), or, in
+// the add_handoff kernels, whose input was handed over quantized, copied
+// (llm_handoff.cuh) by each block alone: a copy has no arithmetic to share
+// (the cluster's blocks copying it together made 1B Q4_0 decode 1.3% slower
+// on the H200, docs/perf-notes.md).
+template <int kAct, int kEpi, class Share>
+__device__ __forceinline__ ActView mv_prepare(const LlmMatvecJob& job, uint8_t* smem, double* red) {
+  if constexpr (MV_EPI(kEpi) == LLM_EPI_ADD && (kEpi & MV_HANDOFF) != 0) {
+    static_assert(kAct == kActQ8x32, "hand-offs are Q8_0/Q8_1 groups");
+    return copy_handoff<MV_THREADS, ActShare<1>>((const uint8_t*)job.in, job.cols, smem);
+  }
+  return prepare_activations<kAct, MV_THREADS, CtaSync, Share>((const float*)job.in, (const float*)job.norm,
+                                                               job.eps, job.cols, smem, red);
+}
+
+// The cluster of a kernel of activation kind kAct, as an ActShare.
+template <int kAct>
+using MvCluster = ActShare<(kAct == kActQ8K || kAct == kActQ8x32) ? MV_CLUSTER : 1>;
 
 // The segment holding `row` of the concatenated rows: its index, and the row
 // within it.
@@ -77,7 +106,7 @@ __device__ __forceinline__ LlmGpuMatrix segment_matrix(const LlmMatvecJob& job, 
 template <int kEpi, int R>
 __device__ __forceinline__ float residual_of(const LlmMatvecJob& job, int row0) {
   const int lane = threadIdx.x & 31;
-  if (kEpi != LLM_EPI_ADD || lane >= R) return 0.0f;
+  if (MV_EPI(kEpi) != LLM_EPI_ADD || lane >= R) return 0.0f;
   return ((const float*)job.out)[row0 + lane];
 }
 
@@ -94,17 +123,21 @@ __device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, c
 #pragma unroll
   for (int i = 1; i < R; ++i) v = lane == i ? y[i] : v;
   const int row = row0 + lane;
-  if (kEpi == LLM_EPI_SWIGLU) {
+  if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
     float w = u[0];
 #pragma unroll
     for (int i = 1; i < R; ++i) w = lane == i ? u[i] : w;
-    out[row] = llm_silu_times(v, w);
-  } else if (kEpi == LLM_EPI_STORE) {
+    if constexpr ((kEpi & MV_HANDOFF) != 0) {
+      swiglu_stage_of<MV_WARPS, R>(job, row0)[lane] = llm_silu_times(v, w);
+    } else {
+      out[row] = llm_silu_times(v, w);
+    }
+  } else if (MV_EPI(kEpi) == LLM_EPI_STORE) {
     int r;
     const int seg = segment_of(job, row, &r);
     const float* bias = (const float*)(seg == 0 ? job.bias[0] : seg == 1 ? job.bias[1] : job.bias[2]);
     out[row] = bias ? v + bias[r] : v;
-  } else if (kEpi == LLM_EPI_ADD) {
+  } else if (MV_EPI(kEpi) == LLM_EPI_ADD) {
     out[row] = residual + v;
   } else {
     out[row] = v;
@@ -121,7 +154,7 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
     const int row0 = task * R;
     const float residual = residual_of<kEpi, R>(job, row0);
     float y[R], u[R];
-    if (kEpi == LLM_EPI_SWIGLU) {
+    if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
       rows_dot<kAct, R, false>(job.m[0], row0, a, 0, row_units(job.m[0], kAct), y);
       rows_dot<kAct, R, false>(job.m[1], row0, a, 0, row_units(job.m[1], kAct), u);
     } else {
@@ -140,7 +173,7 @@ struct NoEarlyPrep {
   enum { kEarly = 0 };  // (enumerators: see llm_gemm_wgmma.cu on static constexpr members)
   __device__ __forceinline__ ActView prepare(const LlmMatvecJob&) const { return ActView{}; }
 };
-template <int kAct, int kShare>
+template <int kAct, int kShare, int kEpi>
 struct EarlyPrep {
   enum { kEarly = 1 };
   uint8_t* smem;
@@ -148,8 +181,7 @@ struct EarlyPrep {
   __device__ __forceinline__ ActView prepare(const LlmMatvecJob& job) const {
     LlmStepState* state = (LlmStepState*)job.state;
     chain_wait(job.chain, state);
-    const ActView a = prepare_activations<kAct, MV_THREADS, CtaSync, ActShare<kShare>>(
-        (const float*)job.in, (const float*)job.norm, job.eps, job.cols, smem, red);
+    const ActView a = mv_prepare<kAct, kEpi, ActShare<kShare>>(job, smem, red);
     __syncthreads();
     chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
     return a;
@@ -174,7 +206,7 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
                                                     const Prep& early = Prep{}) {
   constexpr bool kEarly = Prep::kEarly != 0;
   constexpr int kU = mv_per_row(MV_PIPE_IN_FLIGHT, R);
-  constexpr int kMats = kEpi == LLM_EPI_SWIGLU ? 2 : 1;
+  constexpr int kMats = MV_EPI(kEpi) == LLM_EPI_SWIGLU ? 2 : 1;
   const int lane = threadIdx.x & 31;
   const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
   const int tasks = job.rows / R;
@@ -252,7 +284,7 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
 template <int kEpi>
 __device__ __forceinline__ int job_format(const LlmMatvecJob& job) {
   const int f = job.m[0].format;
-  const int n = kEpi == LLM_EPI_SWIGLU ? 2 : job.segments;
+  const int n = MV_EPI(kEpi) == LLM_EPI_SWIGLU ? 2 : job.segments;
   for (int s = 1; s < n; ++s) {
     if (segment_matrix(job, s).format != f) return 0;
   }
@@ -263,7 +295,7 @@ __device__ __forceinline__ int job_format(const LlmMatvecJob& job) {
 // (llm_matvec_tuning.cuh).
 template <int kAct, int kEpi>
 __device__ __forceinline__ bool mv_pipelined() {
-  const bool swiglu = kEpi == LLM_EPI_SWIGLU;
+  const bool swiglu = MV_EPI(kEpi) == LLM_EPI_SWIGLU;
   if (kAct == kActQ8K) return llm_mv_pipe_bit(true, swiglu);
   return kAct == kActQ8x32 && llm_mv_pipe_bit(false, swiglu);
 }
@@ -336,7 +368,7 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   {
     const int row0 = (blockIdx.x * MV_WARPS + warp) * R;
     if (row0 < job.rows) {
-      if (kEpi == LLM_EPI_SWIGLU) {
+      if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
         prefetch_rows(job.m[0], row0, R);
         prefetch_rows(job.m[1], row0, R);
       } else {
@@ -347,8 +379,7 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   }
   LlmStepState* state = (LlmStepState*)job.state;
   chain_wait(job.chain, state);
-  const ActView a = prepare_activations<kAct, MV_THREADS, CtaSync, ActShare<mv_share<kAct, kEpi>()>>(
-      (const float*)job.in, (const float*)job.norm, job.eps, job.cols, smem, red);
+  const ActView a = mv_prepare<kAct, kEpi, ActShare<mv_share<kAct, kEpi>()>>(job, smem, red);
   __syncthreads();
   chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
 
@@ -360,7 +391,8 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   } else {
     warp_rows<kAct, kEpi, 1>(job, a, &best);
   }
-  if (kEpi == LLM_EPI_LOGITS) block_argmax(job, best, block_best);
+  if (MV_EPI(kEpi) == LLM_EPI_LOGITS) block_argmax(job, best, block_best);
+  if constexpr (kEpi == (LLM_EPI_SWIGLU | MV_HANDOFF)) handoff_swiglu<MV_WARPS, MvCluster<kAct>>(job);
   chain_signal(job.chain, state);
 }
 
@@ -431,7 +463,7 @@ __device__ __forceinline__ void early_task(const LlmGpuMatrix& m, int r, const A
 // early, the rest of its rows and tasks after the preparation.
 template <int kAct, int kEpi, int R, class Round>
 __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
-                                           const EarlyPrep<kAct, mv_share<kAct, kEpi>()>& early) {
+                                           const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
   const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
   const int tasks = job.rows / R;
   const int end = Round::units(job);
@@ -460,8 +492,8 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
 
 template <int kAct, int kEpi, int R>
 __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job,
-                                              const EarlyPrep<kAct, mv_share<kAct, kEpi>()>& early) {
-  if (kEpi == LLM_EPI_SWIGLU) {
+                                              const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
+  if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
     switch (job_format<kEpi>(job)) {
       MV_PIPELINED_FORMATS(return rows_loop_pipelined<kFormat, kEpi, R>(job, ActView{}, nullptr, early))
       default: break;
@@ -480,7 +512,7 @@ __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job,
 template <int kAct, int kEpi>
 __device__ __forceinline__ void matvec_early(const LlmMatvecJob& job) {
   __shared__ double red[MV_WARPS];
-  const EarlyPrep<kAct, mv_share<kAct, kEpi>()> early{dynamic_smem(), red};
+  const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi> early{dynamic_smem(), red};
   const int R = job.rows_per_warp;
   if (R == 4) {
     early_rows_of<kAct, kEpi, 4>(job, early);
@@ -489,6 +521,7 @@ __device__ __forceinline__ void matvec_early(const LlmMatvecJob& job) {
   } else {
     early_rows_of<kAct, kEpi, 1>(job, early);
   }
+  if constexpr (kEpi == (LLM_EPI_SWIGLU | MV_HANDOFF)) handoff_swiglu<MV_WARPS, MvCluster<kAct>>(job);
   chain_signal(job.chain, (LlmStepState*)job.state);
 }
 
@@ -506,6 +539,9 @@ __device__ __forceinline__ void matvec_early(const LlmMatvecJob& job) {
 
 MATVEC_KERNELS(q8x32, kActQ8x32, MV_QUANT_CLUSTER_DIMS)
 MATVEC_KERNELS(q8k, kActQ8K, MV_QUANT_CLUSTER_DIMS)
+MATVEC_KERNEL(q8x32, kActQ8x32, add_handoff, LLM_EPI_ADD | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
+MATVEC_KERNEL(q8x32, kActQ8x32, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
+MATVEC_KERNEL(q8k, kActQ8K, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
 MATVEC_KERNELS(f16, kActF16, )
 MATVEC_KERNELS(bf16, kActBF16, )
 MATVEC_KERNELS(f32, kActF32, )
@@ -522,6 +558,9 @@ MATVEC_KERNELS(f32, kActF32, )
 
 MATVEC_EARLY_KERNELS(q8x32, kActQ8x32, MV_QUANT_CLUSTER_DIMS)
 MATVEC_EARLY_KERNELS(q8k, kActQ8K, MV_QUANT_CLUSTER_DIMS)
+MATVEC_EARLY_KERNEL(q8x32, kActQ8x32, add_handoff, LLM_EPI_ADD | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
+MATVEC_EARLY_KERNEL(q8x32, kActQ8x32, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
+MATVEC_EARLY_KERNEL(q8k, kActQ8K, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
 MATVEC_EARLY_KERNEL(f16, kActF16, store, LLM_EPI_STORE, )
 MATVEC_EARLY_KERNEL(f16, kActF16, add, LLM_EPI_ADD, )
 MATVEC_EARLY_KERNEL(bf16, kActBF16, store, LLM_EPI_STORE, )

@@ -17,6 +17,7 @@
 
 #include "cpu/half.h"
 #include "kernels/emulation/emulation_skip.h"
+#include "kernels/llm_emulation_reference.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
@@ -265,6 +266,18 @@ TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
   ASSERT_NO_FATAL_FAILURE(L.expect_cache());
   ASSERT_NO_FATAL_FAILURE(expect_out(true));
   RecordProperty("worst_rel_error", std::to_string(worst));
+
+  // Units of one head hand their output over quantized for Wo
+  // (attention_head_handoff, kernels/llm_handoff.cuh): the CPU's quantization
+  // of the f32 outputs above, bit for bit, one or several splits.
+  if (hpb != 1) return;
+  const std::vector<float> plain(out.begin() + kLead, out.begin() + kLead + n_head * hd);
+  std::vector<uint8_t> handed(llm_act_smem_bytes(kActQ8x32, n_head * hd), 0xA5);
+  job.out = reinterpret_cast<uint64_t>(handed.data());
+  job.out_stride = n_head * hd;
+  job.out_handoff = LLM_HANDOFF_Q8X32;
+  ASSERT_EQ(launch(grid, [&] { attention_head_handoff(job); }, threads), "");
+  expect_handoff(handoff_reference(plain), q8x32_view(handed.data(), n_head * hd), "attention");
 }
 
 INSTANTIATE_TEST_SUITE_P(

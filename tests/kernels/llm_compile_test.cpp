@@ -45,6 +45,12 @@ std::vector<std::string> matvec_kernels() {
       out.push_back(matvec_kernel_name(act, epi));
     }
   }
+  // Hand-offs (llm_handoff.cuh): gate/up's SwiGLU handing its output over, for
+  // the quantized kinds; the add product taking it, for Q8_0/Q8_1 activations.
+  for (int act : {kActQ8x32, kActQ8K}) {
+    for (const char* epi : {"swiglu_handoff", "swiglu_handoff_early"}) out.push_back(matvec_kernel_name(act, epi));
+  }
+  for (const char* epi : {"add_handoff", "add_handoff_early"}) out.push_back(matvec_kernel_name(kActQ8x32, epi));
   return out;
 }
 
@@ -64,7 +70,7 @@ std::vector<LlmKernelFile> kernel_files() {
   mma.push_back("add_partials");
   return {
       {"llm_matvec.cu", "sm_90", matvec_kernels(), true},
-      {"llm_attention.cu", "sm_90", {"attention", "attention_head", "rope_kv_store"}, true},
+      {"llm_attention.cu", "sm_90", {"attention", "attention_head", "attention_head_handoff", "rope_kv_store"}, true},
       {"llm_step.cu", "sm_90",
        {"embed_tokens", "finish_step", "swiglu_f32", "rmsnorm_rows", "add_splits_rmsnorm_rows"}, true},
       {"llm_decode_step.cu", "sm_90", {"llm_decode_step"}, false},

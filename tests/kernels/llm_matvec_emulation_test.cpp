@@ -286,6 +286,89 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
   }
 }
 
+// Hand-offs (kernels/llm_handoff.cuh). A swiglu_handoff kernel of four rows a
+// warp (each block's round a whole group) hands its output over: the same bits
+// as the CPU's Q8_1 of the f32 outputs the swiglu kernel writes. An add_handoff
+// kernel (Q8_0/Q8_1 activations) takes a hand-off as its input: the CPU's
+// products with those activations. Also the early-loading kernels, chained;
+// pairs of blocks (two rows a warp) need clusters, which the emulator does
+// not run.
+TEST_P(LlmMatvecEmulation, HandoffsMatchTheCpu) {
+  SKIP_WITHOUT_FIBERS();
+  const MatvecCase& c = GetParam();
+  std::mt19937 rng(13);
+  const int act = llm_act_kind(gpu_matrix_layout(c.types.front(), 1, kCols).format);
+  if (c.types.size() > 1 || (act != kActQ8x32 && act != kActQ8K)) GTEST_SKIP() << "one quantized matrix only";
+  const std::vector<float> x = random_vector(kCols, 3.0f, rng);
+  if (c.rows_per_warp == 4) {
+    constexpr int kRows = 4 * 40;  // rounds of 32 rows: three for block 0, two for block 1
+    auto gate = std::make_unique<Matrix>(c.types.front(), kRows, rng);
+    auto up = std::make_unique<Matrix>(c.types.front(), kRows, rng);
+    for (const bool early : {false, true}) {
+      if (early && !early_kernel(c.types, true)) continue;
+      std::vector<float> plain(kRows + 2, std::nanf(""));
+      LlmStepState state{};
+      LlmMatvecJob job = job_template({gate.get(), up.get()}, x, plain, state);
+      job.rows = kRows;
+      if (early) job.chain = LlmChainLink{1, 0};
+      ASSERT_EQ(run<LLM_EPI_SWIGLU>(act, job, early), "");
+
+      std::vector<uint8_t> handed(llm_act_smem_bytes(kActQ8x32, kRows), 0xA5);
+      state = LlmStepState{};
+      job.out = reinterpret_cast<uint64_t>(handed.data());
+      job.out_handoff = LLM_HANDOFF_Q8X32;
+      job.stage_at = static_cast<int32_t>((llm_act_smem_bytes(act, kCols) + 15) / 16 * 16);
+      const int rounds = llm_swiglu_stage_rounds(kRows / 4, kBlocks * MV_WARPS);
+      emu::LaunchConfig cfg;
+      cfg.grid = emu::Dim3{kBlocks, 1, 1};
+      cfg.block = emu::Dim3{MV_THREADS, 1, 1};
+      cfg.shared_bytes = static_cast<uint32_t>(job.stage_at) + llm_swiglu_stage_bytes(rounds, 32);
+      ASSERT_EQ(emu::launch(cfg,
+                            [&] {
+                              constexpr int kEpi = LLM_EPI_SWIGLU | MV_HANDOFF;
+                              if (act == kActQ8x32) {
+                                early ? matvec_early<kActQ8x32, kEpi>(job) : matvec<kActQ8x32, kEpi>(job);
+                              } else {
+                                early ? matvec_early<kActQ8K, kEpi>(job) : matvec<kActQ8K, kEpi>(job);
+                              }
+                            }),
+                "");
+      EXPECT_EQ(state.chain_done, early ? static_cast<uint32_t>(kBlocks) : 0u) << "blocks counted finished";
+      expect_handoff(handoff_reference(std::vector<float>(plain.begin() + 1, plain.end() - 1)),
+                     q8x32_view(handed.data(), kRows), early ? "early swiglu" : "swiglu");
+    }
+  }
+  if (act != kActQ8x32) return;
+  // The add product's input: x handed over, as the CPU quantizes it.
+  const HandoffReference in = handoff_reference(x);
+  std::vector<uint8_t> handed(llm_act_smem_bytes(kActQ8x32, kCols), 0);
+  const ActView hv = q8x32_view(handed.data(), kCols);
+  std::memcpy(const_cast<int8_t*>(hv.q), in.q.data(), kCols);
+  std::memcpy(const_cast<float*>(hv.d), in.d.data(), 4 * in.d.size());
+  std::memcpy(const_cast<float*>(hv.s), in.s.data(), 4 * in.s.size());
+  std::memcpy(const_cast<int*>(hv.sum), in.sums.data(), 4 * in.sums.size());
+  auto m = std::make_unique<Matrix>(c.types.front(), c.rows_per_warp * kTasks, rng);
+  const std::vector<float> base = random_vector(static_cast<size_t>(m->rows), 1.0f, rng);
+  for (const bool early : {false, true}) {
+    if (early && !early_kernel(c.types, false)) continue;
+    std::vector<float> out(static_cast<size_t>(m->rows) + 2, std::nanf(""));
+    std::copy(base.begin(), base.end(), out.begin() + 1);
+    LlmStepState state{};
+    LlmMatvecJob job = job_template({m.get()}, x, out, state);
+    job.rows = m->rows;
+    job.in = reinterpret_cast<uint64_t>(handed.data());
+    if (early) job.chain = LlmChainLink{1, 0};
+    constexpr int kEpi = LLM_EPI_ADD | MV_HANDOFF;
+    const std::string error = early ? run_kernel<kActQ8x32, kEpi, true>(job) : run_kernel<kActQ8x32, kEpi, false>(job);
+    ASSERT_EQ(error, "");
+    for (int r = 0; r < m->rows; ++r) {
+      const auto [cpu, magnitude] = m->dot(r, x);
+      const double want = cpu + base[r];
+      ASSERT_NEAR(out[r + 1], want, 2e-5 * magnitude + 1e-5 * std::fabs(want)) << (early ? "early " : "") << "row " << r;
+    }
+  }
+}
+
 std::vector<MatvecCase> cases() {
   std::vector<MatvecCase> out;
   for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q4_1,

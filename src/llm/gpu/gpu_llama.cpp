@@ -58,6 +58,7 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
     throw UsageError("early weight loads are 'auto', 'on' or 'off' (NVHCQ_EARLY_LOADS), not '" +
                      options_.early_loads + "'");
   }
+  if (const auto n = env_integer("NVHCQ_DECODE_HANDOFF", 0, 3)) options_.decode_handoff = static_cast<int>(*n);
   if (const auto n = env_integer("NVHCQ_DECODE_CARVEOUT_KIB", 0, 1024)) {
     options_.decode_carveout_kib = static_cast<int>(*n);
   }

@@ -67,6 +67,12 @@ struct GpuLlamaOptions {
   // 8B's Wo and down, rows of two to four rounds, made decode slower early
   // (NVHCQ_EARLY_LOADS; docs/perf-notes.md).
   std::string early_loads = "auto";
+  // Decode launches whose output is an add product's input quantize it once
+  // for that product's blocks to copy, where its activations are quantized
+  // (llm_handoff.cuh): a mask of the products, attention for Wo and gate/up
+  // for down (NVHCQ_DECODE_HANDOFF; 0 for none).
+  static constexpr int kHandoffWo = 1, kHandoffDown = 2;
+  int decode_handoff = kHandoffWo | kHandoffDown;
   // The SM carve-out (KiB of shared memory) every launch of a decode step asks
   // for at least (gpu::LaunchDims::min_carveout_kib): 0 for each launch's own,
   // or -1 for the measured choice: 196 on nv and sm_90, where decode was
@@ -215,9 +221,17 @@ class GpuLlama {
   std::vector<MatvecGroup> matvec_groups(const std::vector<const GpuMatrix*>& segments,
                                          const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm,
                                          uint64_t out_va, bool swiglu) const;
-  void add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
+  // A decode product may take its input handed over by the launch before
+  // (in_handoff), and a swiglu product may hand its output over as the next
+  // product's activations (out_handoff, LLM_HANDOFF_*; llm_handoff.cuh):
+  // returns whether it does.
+  bool add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
-                  const std::string& epilogue, StepChain* chain = nullptr) const;
+                  const std::string& epilogue, StepChain* chain = nullptr, int out_handoff = LLM_HANDOFF_NONE,
+                  bool in_handoff = false) const;
+  // What a decode launch hands over to the add product of `m` (LLM_HANDOFF_*),
+  // `which` a GpuLlamaOptions::kHandoff* bit.
+  int handoff_for(const GpuMatrix& m, int which) const;
   // Returns the split-K ways whose partial products it left in batch_partial
   // for the next launch to add (`defer_split_sum`), or 0.
   int add_gemm(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& w,

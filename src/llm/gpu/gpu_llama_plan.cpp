@@ -110,6 +110,17 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   return r;
 }
 
+// Whether a swiglu product of R rows a warp can hand its output over
+// (llm_handoff.cuh): a block's round of rows must be a group of 32 (R = 4), or
+// half of one in a cluster pair (R = 2; `pair`: the kernel runs in clusters of
+// two). One row a warp (8B's gate/up) is not changed to two for it: with two
+// and the hand-off (then of Q8_K inputs too), 8B Q4_K_M and Q6_K decoded 1.2%
+// and 2.1% slower on the H200 (docs/perf-notes.md).
+bool handoff_fits(const LlmGpuMatrix& m, int r, bool pair) {
+  return m.rows % LLM_GROUP == 0 &&
+         (kMatvecWarps * r == LLM_GROUP || (pair && kMatvecWarps * r == LLM_GROUP / 2));
+}
+
 }  // namespace
 
 std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<const GpuMatrix*>& segments,
@@ -153,23 +164,40 @@ std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<con
   return groups;
 }
 
-void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
+bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
                           const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
                           uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue,
-                          StepChain* chain) const {
+                          StepChain* chain, int out_handoff, bool in_handoff) const {
+  bool handed = false;
   for (MatvecGroup& g : matvec_groups(segments, biases, in, norm, out_va, epilogue == "swiglu")) {
     LlmMatvecJob& job = g.job;
     std::vector<const LlmGpuMatrix*> descs;
     for (int s = 0; s < job.segments; ++s) descs.push_back(&job.m[s]);
     const uint64_t max_blocks = static_cast<uint64_t>(acc_.sm_count()) * options_.matvec_blocks_per_sm;
     job.rows_per_warp = rows_per_warp(descs, epilogue == "swiglu", static_cast<uint64_t>(job.rows), max_blocks);
-    const uint32_t smem = llm_act_smem_bytes(g.act, job.cols);
+    // (The swiglu_handoff kernels are those of the quantized kinds, the
+    // add_handoff kernels those of Q8_0/Q8_1 activations: llm_matvec.cu.)
+    if (in_handoff && (epilogue != "add" || g.act != kActQ8x32)) {
+      throw Error("'" + g.first->name + "': no kernel takes this input handed over");
+    }
+    const bool quantized = g.act == kActQ8x32 || g.act == kActQ8K;
+    if (epilogue == "swiglu" && out_handoff != LLM_HANDOFF_NONE && quantized) {
+      if (handoff_fits(job.m[0], job.rows_per_warp, kernels_.matvec(g.act, epilogue).cluster_blocks() == 2)) {
+        job.out_handoff = out_handoff;
+        handed = true;
+      }
+    }
+    uint32_t smem = llm_act_smem_bytes(g.act, job.cols);
     if (smem > kMaxDynamicShared) {
       throw FormatError("'" + g.first->name + "': rows of " + std::to_string(job.cols) + " " +
                         act_kind_name(g.act) + " activations exceed the GPU kernel's shared memory");
     }
     const bool early = chain != nullptr && early_kernel(options_.early_loads, descs, epilogue, job.rows_per_warp);
-    const gpu::Kernel& kernel = kernels_.matvec(g.act, early ? epilogue + "_early" : epilogue);
+    // (An add product's input handed over, or a swiglu product handing its
+    // output over: kernels of their own, llm_matvec.cu.)
+    const bool handoff = in_handoff || job.out_handoff != LLM_HANDOFF_NONE;
+    const std::string name = epilogue + (handoff ? "_handoff" : "") + (early ? "_early" : "");
+    const gpu::Kernel& kernel = kernels_.matvec(g.act, name);
     gpu::LaunchDims d;
     d.block[0] = kMatvecThreads;
     const uint64_t tasks = static_cast<uint64_t>(job.rows) / job.rows_per_warp;
@@ -177,10 +205,18 @@ void GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     // (llm_matvec.cu); a block past the rows only helps prepare the input.
     const uint64_t cluster = kernel.cluster_blocks();
     d.grid[0] = static_cast<uint32_t>((matvec_blocks(tasks, max_blocks) + cluster - 1) / cluster * cluster);
+    if (job.out_handoff != LLM_HANDOFF_NONE) {  // the staged outputs after the activations
+      job.stage_at = static_cast<int32_t>((smem + 15) / 16 * 16);
+      const int rounds = llm_swiglu_stage_rounds(static_cast<int>(tasks), static_cast<int>(d.grid[0] * kMatvecWarps));
+      smem = static_cast<uint32_t>(job.stage_at) +
+             llm_swiglu_stage_bytes(rounds, static_cast<int>(kMatvecWarps) * job.rows_per_warp);
+      if (smem > kMaxDynamicShared) throw FormatError("'" + g.first->name + "': too many rows to hand over");
+    }
     d.dynamic_shared_bytes = smem;
     if (chain != nullptr) job.chain = chain->next(d);
     out.push_back(StepLaunch{what, &kernel, gpu::KernelArgs().add(job), d, chain != nullptr && chain->chained()});
   }
+  return handed;
 }
 
 int GpuLlama::add_gemm(std::vector<StepLaunch>& out, const std::string& what,
@@ -329,6 +365,13 @@ void GpuLlama::build_decode_step() {
   step_ = decode_launches(self_ordered_);
 }
 
+int GpuLlama::handoff_for(const GpuMatrix& m, int which) const {
+  // (Q8_K inputs are not handed over, and a 16-bit input's preparation is a
+  // copy already: llm_handoff.cuh.)
+  const bool q8x32 = llm_act_kind(m.desc.format) == kActQ8x32;
+  return q8x32 && (options_.decode_handoff & which) != 0 ? LLM_HANDOFF_Q8X32 : LLM_HANDOFF_NONE;
+}
+
 std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
   const ModelConfig& c = config_;
   const GpuWeights& w = *weights_;
@@ -347,17 +390,24 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
     add_matvec(step, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store", &chain);
 
     LlmAttentionJob aj = decode_attention_job(l);
+    // (The grouped attention kernel stores plain outputs.)
+    aj.out_handoff = attention_heads_ == 1 ? handoff_for(L.wo, GpuLlamaOptions::kHandoffWo) : LLM_HANDOFF_NONE;
     gpu::LaunchDims ad;
     ad.block[0] = attention_heads_ == 1 ? LLM_ATTN_DECODE_THREADS : LLM_ATTN_THREADS;
     ad.grid[0] = c.n_head / static_cast<uint32_t>(attention_heads_);
     ad.grid[1] = static_cast<uint32_t>(splits_);
     aj.chain = chain.next(ad);
-    add("attention", attention_heads_ == 1 ? kernels_.attention_head() : kernels_.attention(),
-        gpu::KernelArgs().add(aj), ad);
+    const gpu::Kernel& attention = attention_heads_ != 1                ? kernels_.attention()
+                                   : aj.out_handoff != LLM_HANDOFF_NONE ? kernels_.attention_head_handoff()
+                                                                        : kernels_.attention_head();
+    add("attention", attention, gpu::KernelArgs().add(aj), ad);
 
-    add_matvec(step, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add", &chain);
+    add_matvec(step, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add", &chain, LLM_HANDOFF_NONE,
+               aj.out_handoff != LLM_HANDOFF_NONE);
+    bool down_handoff = false;
     if (llm_act_kind(L.gate.desc.format) == llm_act_kind(L.up.desc.format)) {
-      add_matvec(step, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu", &chain);
+      down_handoff = add_matvec(step, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu",
+                                &chain, handoff_for(L.down, GpuLlamaOptions::kHandoffDown));
     } else {
       add_matvec(step, "ffn_gate_up", {&L.gate}, {}, s_->x, L.ffn_norm, s_->gate, "store", &chain);
       add_matvec(step, "ffn_gate_up", {&L.up}, {}, s_->x, L.ffn_norm, s_->up, "store", &chain);
@@ -369,7 +419,7 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
               .add(chain.next(sd)).ptr(s_->state),
           sd);
     }
-    add_matvec(step, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add", &chain);
+    add_matvec(step, "ffn_down", {&L.down}, {}, s_->h, 0, s_->x, "add", &chain, LLM_HANDOFF_NONE, down_handoff);
   }
   add_matvec(step, "logits", {&w.output}, {}, s_->x, w.output_norm, s_->logits, "logits", &chain);
   gpu::LaunchDims fd;

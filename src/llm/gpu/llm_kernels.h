@@ -27,6 +27,8 @@ class LlmKernels {
   const gpu::Kernel& attention() { return get("llm_attention.cu", "attention"); }
   // Decode attention with one query head per block (LlmAttentionJob::heads_per_block 1).
   const gpu::Kernel& attention_head() { return get("llm_attention.cu", "attention_head"); }
+  // The same, its output handed over quantized (LlmAttentionJob::out_handoff).
+  const gpu::Kernel& attention_head_handoff() { return get("llm_attention.cu", "attention_head_handoff"); }
   const gpu::Kernel& rope_kv_store() { return get("llm_attention.cu", "rope_kv_store"); }
   // Prefill attention on the tensor cores, for heads of 64 or 128 dimensions.
   const gpu::Kernel& flash_prefill(int head_dim) {

@@ -1,0 +1,167 @@
+// Decode outputs handed over quantized. The add products (Wo, down) read an
+// input that no RMSNorm touches: the attention output and the SwiGLU output.
+// Every block of such a product quantizes the whole vector into its shared
+// memory (llm_act_prep.cuh), 264 blocks repeating one vector's loads,
+// reductions and per-value arithmetic on the path between two launches; a
+// measurement build that copied the input instead made 1B Q8_0 decode 8%
+// faster on the H200 (docs/perf-notes.md). So where the product's activations
+// are Q8_0/Q8_1 groups of 32 (kActQ8x32: Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0
+// weights), the launch that computes the vector quantizes each group once,
+// where one block (or a cluster pair) holds it, into the consumer's
+// shared-memory layout in global memory, and the consumer's blocks copy it
+// (llm_matvec.cu's add_handoff kernels). The arithmetic is q8x32_quad's, so
+// the copy holds the bits the consumer would have prepared from those values.
+//
+// Q8_K activations (Q4_K, Q5_K, Q6_K weights) are not handed over: their scale
+// is one per 256 values, which no block holds, and a scale per group of 32
+// (faster: 1B Q6_K 1,966 against 1,890 tok/s) changed greedy tokens against
+// the CPU's (docs/perf-notes.md).
+#pragma once
+
+#include "gemm_prims.cuh"  // dynamic_smem
+#include "llm_act_prep.cuh"
+#include "llm_jobs.cuh"
+
+// The four int8 values of lanes 4k .. 4k + 3 as one little-endian word, in
+// lane 4k (the other lanes' results are partial).
+__device__ __forceinline__ uint32_t pack_lane_bytes(int q) {
+  const int lane = threadIdx.x & 31;
+  const int b = q & 0xff;
+  const int b1 = __shfl_xor_sync(0xffffffffu, b, 1);
+  const int pair = (lane & 1) ? (b1 | (b << 8)) : (b | (b1 << 8));
+  const int pair2 = __shfl_xor_sync(0xffffffffu, pair, 2);
+  return (uint32_t)((lane & 2) ? (pair2 | (pair << 16)) : (pair | (pair2 << 16)));
+}
+
+__device__ __forceinline__ int warp_int_sum(int v, int width) {
+  for (int o = 1; o < width; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// A warp's int8 values (lane i: value i of group g) into the layout's values;
+// lanes from `lanes` on store nothing.
+__device__ __forceinline__ void handoff_store_values(int q, uint8_t* base, int g, int lanes = 32) {
+  const uint32_t word = pack_lane_bytes(q);
+  const int lane = threadIdx.x & 31;
+  if ((lane & 3) == 0 && lane < lanes) ((uint32_t*)(base + g * LLM_GROUP))[lane >> 2] = word;
+}
+
+// Q8_0 / Q8_1 of a group whose largest magnitude is `amax` (x: this lane's
+// value): q8x32_quad's arithmetic.
+struct Q8x32Scale {
+  float dd, id;
+  __device__ __forceinline__ explicit Q8x32Scale(float amax) : dd(amax / 127.0f) { id = dd != 0.0f ? 1.0f / dd : 0.0f; }
+  __device__ __forceinline__ int quantize(float x) const { return (int)roundf(__fmul_rn(x, id)); }
+};
+// The group's d, s and sum (q8x32_view's arrays), from its integer total.
+__device__ __forceinline__ void handoff_q8x32_scales(const Q8x32Scale& sc, int total, uint8_t* base, int cols,
+                                                     int g) {
+  const ActView v = q8x32_view(base, cols);
+  ((float*)v.d)[g] = half_to_float(float_to_half(sc.dd));
+  ((float*)v.s)[g] = half_to_float(float_to_half(__fmul_rn((float)total, sc.dd)));
+  ((int*)v.sum)[g] = total;
+}
+
+// Group g of a vector of `cols` values, held by a whole warp (lane i: value
+// i), quantized into the kActQ8x32 layout at base.
+__device__ __forceinline__ void handoff_group(float x, uint8_t* base, int cols, int g) {
+  float amax = fabsf(x);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  const Q8x32Scale sc(amax);
+  const int q = sc.quantize(x);
+  handoff_store_values(q, base, g);
+  const int total = warp_int_sum(q, 32);
+  if ((threadIdx.x & 31) == 0) handoff_q8x32_scales(sc, total, base, cols, g);
+}
+
+// A consumer's copy of a hand-off: the bytes of its layout, from global into
+// shared memory (every block of the cluster copies every kBlocks-th 16 bytes
+// into every block's shared memory, as prepare_activations' slices).
+template <int kThreads, class Share>
+__device__ ActView copy_handoff(const uint8_t* src, int cols, uint8_t* smem) {
+  Share::started();
+  Share::ready();
+  const uint32_t bytes = llm_act_smem_bytes(kActQ8x32, cols);
+  const uint32_t step = 16u * kThreads * Share::kBlocks;
+  uint32_t i = 16u * (threadIdx.x + kThreads * Share::rank());
+  for (; i + 16 <= bytes; i += step) Share::put((uint4*)(smem + i), __ldcg((const uint4*)(src + i)));
+  // (Layouts end on 4-byte boundaries: a last piece of 4-12 bytes.)
+  if (i < bytes) {
+    for (uint32_t j = i; j < bytes; j += 4) Share::put((uint32_t*)(smem + j), __ldcg((const uint32_t*)(src + j)));
+  }
+  Share::finish();
+  return q8x32_view(smem, cols);
+}
+
+// --- The SwiGLU output (llm_matvec.cu's gate/up kernels) --------------------
+// A warp's task is R consecutive rows, and the tasks of a block's k-th round
+// are its warps' in order: kWarps * R consecutive rows. With R = 4 that is a
+// group; with R = 2 half of one, whose other half is the round of the other
+// block of its cluster pair (blocks 2c and 2c + 1). The epilogue stages each
+// output in shared memory (swiglu_stage_of); once every row of the block is
+// done the block quantizes its rounds, a pair exchanging each half's largest
+// magnitude and integer sum through distributed shared memory.
+
+// Where row0's task (of R rows) stages its outputs: its block's round, then
+// its warp's place in the round.
+template <int kWarps, int R>
+__device__ __forceinline__ float* swiglu_stage_of(const LlmMatvecJob& job, int row0) {
+  const int warp = threadIdx.x >> 5;
+  const int round = (row0 / R - ((int)blockIdx.x * kWarps + warp)) / ((int)gridDim.x * kWarps);
+  return (float*)(dynamic_smem() + job.stage_at) + (round * kWarps + warp) * R;
+}
+
+// Every thread of the block, after every warp's rows (Pair: the cluster's
+// ActShare, of two blocks where R = 2).
+template <int kWarps, class Pair>
+__device__ void handoff_swiglu(const LlmMatvecJob& job) {
+  const int R = job.rows_per_warp, round_rows = kWarps * R;
+  const int grid_warps = (int)gridDim.x * kWarps, first = (int)blockIdx.x * kWarps;
+  const int tasks = job.rows / R;
+  const int rounds = first < tasks ? (tasks - 1 - first) / grid_warps + 1 : 0;
+  const int most = llm_swiglu_stage_rounds(tasks, grid_warps);
+  const float* stage = (const float*)(dynamic_smem() + job.stage_at);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  uint8_t* base = (uint8_t*)job.out;
+  __syncthreads();
+  if (round_rows == LLM_GROUP) {  // R = 4: the block's rounds are whole groups
+    for (int k = warp; k < rounds; k += kWarps) {
+      handoff_group(stage[k * LLM_GROUP + lane], base, job.rows, (first + k * grid_warps) * R / LLM_GROUP);
+    }
+    return;
+  }
+  if constexpr (Pair::kBlocks == 2) {
+    // R = 2: the pair's two halves of each group, each half's largest
+    // magnitude, then each half's integer sum, exchanged. (A last group's
+    // lanes 16-31 hold zeros, which neither a largest magnitude nor a sum sees.)
+    float* peak = (float*)(dynamic_smem() + job.stage_at) + most * round_rows;  // [round][half]
+    int* part = (int*)(peak + 2 * most);                                          // [round][half]
+    const int half = Pair::rank();
+    auto value = [&](int k) { return lane < LLM_GROUP / 2 ? stage[k * round_rows + lane] : 0.0f; };
+    for (int k = warp; k < rounds; k += kWarps) {
+      float m = fabsf(value(k));
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      if (lane == 0) Pair::put(peak + 2 * k + half, m);
+    }
+    Pair::finish();
+    for (int k = warp; k < rounds; k += kWarps) {
+      const int g = (first + k * grid_warps) * R / LLM_GROUP;
+      const Q8x32Scale sc(fmaxf(peak[2 * k], peak[2 * k + 1]));
+      const int q = lane < LLM_GROUP / 2 ? sc.quantize(value(k)) : 0;
+      handoff_store_values(q, base + LLM_GROUP / 2 * half, g, LLM_GROUP / 2);
+      const int sum = warp_int_sum(q, 32);
+      if (lane == 0) Pair::put(part + 2 * k + half, sum);
+    }
+    Pair::finish();
+    if (half != 0 || lane != 0) return;
+    for (int k = warp; k < rounds; k += kWarps) {
+      const int g = (first + k * grid_warps) * R / LLM_GROUP;
+      const Q8x32Scale sc(fmaxf(peak[2 * k], peak[2 * k + 1]));
+      handoff_q8x32_scales(sc, part[2 * k] + part[2 * k + 1], base, job.rows, g);
+    }
+  } else {
+    __trap();  // the plan hands over R = 2 only in clusters of two
+  }
+}
