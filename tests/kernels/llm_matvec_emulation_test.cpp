@@ -299,6 +299,9 @@ TEST_P(LlmMatvecEmulation, HandoffsMatchTheCpu) {
   std::mt19937 rng(13);
   const int act = llm_act_kind(gpu_matrix_layout(c.types.front(), 1, kCols).format);
   if (c.types.size() > 1 || (act != kActQ8x32 && act != kActQ8K)) GTEST_SKIP() << "one quantized matrix only";
+  if (act == kActQ8K && c.rows_per_warp != 4) {
+    GTEST_SKIP() << "Q8_K inputs are not handed over, and their gate/up hands over here with four rows a warp";
+  }
   const std::vector<float> x = random_vector(kCols, 3.0f, rng);
   if (c.rows_per_warp == 4) {
     constexpr int kRows = 4 * 40;  // rounds of 32 rows: three for block 0, two for block 1
