@@ -7,10 +7,12 @@
 // (llm_matvec_rows.cuh). The persistent decode step (llm_decode_step.cu) runs
 // the same loops on rows staged in shared memory.
 //
-// Kernels are named matvec_<activation>_<epilogue>[_early]:
+// Kernels are named matvec_<activation>_<epilogue>[_handoff][_early]:
 //   activation  q8x32 | q8k | f16 | bf16 | f32 (what the weight formats pair with)
 //   epilogue    store (y + bias) | add (out += y) | swiglu (silu(gate) * up) |
 //               logits (store y, track the argmax in the step state)
+//   _handoff    add: the input was handed over quantized, and is copied;
+//               swiglu: the output is handed over quantized (llm_handoff.cuh)
 //   _early      the warps' first weight loads issued before the wait and the
 //               preparation (matvec_early, below)
 #include "gemm_prims.cuh"  // dynamic_smem
