@@ -87,9 +87,7 @@ __device__ ActView copy_handoff(const uint8_t* src, int cols, uint8_t* smem) {
   uint32_t i = 16u * (threadIdx.x + kThreads * Share::rank());
   for (; i + 16 <= bytes; i += step) Share::put((uint4*)(smem + i), __ldcg((const uint4*)(src + i)));
   // (Layouts end on 4-byte boundaries: a last piece of 4-12 bytes.)
-  if (i < bytes) {
-    for (uint32_t j = i; j < bytes; j += 4) Share::put((uint32_t*)(smem + j), __ldcg((const uint32_t*)(src + j)));
-  }
+  for (; i < bytes; i += 4) Share::put((uint32_t*)(smem + i), __ldcg((const uint32_t*)(src + i)));
   Share::finish();
   return q8x32_view(smem, cols);
 }
@@ -121,7 +119,7 @@ __device__ void handoff_swiglu(const LlmMatvecJob& job) {
   const int tasks = job.rows / R;
   const int rounds = first < tasks ? (tasks - 1 - first) / grid_warps + 1 : 0;
   const int most = llm_swiglu_stage_rounds(tasks, grid_warps);
-  const float* stage = (const float*)(dynamic_smem() + job.stage_at);
+  float* stage = (float*)(dynamic_smem() + job.stage_at);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   uint8_t* base = (uint8_t*)job.out;
   __syncthreads();
@@ -135,8 +133,8 @@ __device__ void handoff_swiglu(const LlmMatvecJob& job) {
     // R = 2: the pair's two halves of each group, each half's largest
     // magnitude, then each half's integer sum, exchanged. (A last group's
     // lanes 16-31 hold zeros, which neither a largest magnitude nor a sum sees.)
-    float* peak = (float*)(dynamic_smem() + job.stage_at) + most * round_rows;  // [round][half]
-    int* part = (int*)(peak + 2 * most);                                          // [round][half]
+    float* peak = stage + most * round_rows;  // [round][half]
+    int* part = (int*)(peak + 2 * most);      // [round][half]
     const int half = Pair::rank();
     auto value = [&](int k) { return lane < LLM_GROUP / 2 ? stage[k * round_rows + lane] : 0.0f; };
     for (int k = warp; k < rounds; k += kWarps) {

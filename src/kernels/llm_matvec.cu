@@ -539,11 +539,17 @@ __device__ __forceinline__ void matvec_early(const LlmMatvecJob& job) {
   MATVEC_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU, dims) \
   MATVEC_KERNEL(act_name, act, logits, LLM_EPI_LOGITS, dims)
 
+// The hand-off kernels (llm_handoff.cuh), built by `kernel` (MATVEC_KERNEL or
+// MATVEC_EARLY_KERNEL): gate/up handing its output over for the quantized
+// kinds, the add product taking it for Q8_0/Q8_1 activations.
+#define MATVEC_HANDOFF_KERNELS(kernel)                                                              \
+  kernel(q8x32, kActQ8x32, add_handoff, LLM_EPI_ADD | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)           \
+  kernel(q8x32, kActQ8x32, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)     \
+  kernel(q8k, kActQ8K, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
+
 MATVEC_KERNELS(q8x32, kActQ8x32, MV_QUANT_CLUSTER_DIMS)
 MATVEC_KERNELS(q8k, kActQ8K, MV_QUANT_CLUSTER_DIMS)
-MATVEC_KERNEL(q8x32, kActQ8x32, add_handoff, LLM_EPI_ADD | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
-MATVEC_KERNEL(q8x32, kActQ8x32, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
-MATVEC_KERNEL(q8k, kActQ8K, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
+MATVEC_HANDOFF_KERNELS(MATVEC_KERNEL)
 MATVEC_KERNELS(f16, kActF16, )
 MATVEC_KERNELS(bf16, kActBF16, )
 MATVEC_KERNELS(f32, kActF32, )
@@ -560,9 +566,7 @@ MATVEC_KERNELS(f32, kActF32, )
 
 MATVEC_EARLY_KERNELS(q8x32, kActQ8x32, MV_QUANT_CLUSTER_DIMS)
 MATVEC_EARLY_KERNELS(q8k, kActQ8K, MV_QUANT_CLUSTER_DIMS)
-MATVEC_EARLY_KERNEL(q8x32, kActQ8x32, add_handoff, LLM_EPI_ADD | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
-MATVEC_EARLY_KERNEL(q8x32, kActQ8x32, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
-MATVEC_EARLY_KERNEL(q8k, kActQ8K, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
+MATVEC_HANDOFF_KERNELS(MATVEC_EARLY_KERNEL)
 MATVEC_EARLY_KERNEL(f16, kActF16, store, LLM_EPI_STORE, )
 MATVEC_EARLY_KERNEL(f16, kActF16, add, LLM_EPI_ADD, )
 MATVEC_EARLY_KERNEL(bf16, kActBF16, store, LLM_EPI_STORE, )
