@@ -19,8 +19,8 @@ extern "C" __global__ void __launch_bounds__(AT_THREADS) attention(const __grid_
 extern "C" __global__ void __launch_bounds__(LLM_ATTN_DECODE_THREADS, 1)
     attention_head(const __grid_constant__ LlmAttentionJob job) {
   __shared__ __align__(16) DecodeHeadShared sh;
-  attention_head_decode_unit(job, sh);
-  chain_signal(job.chain, (LlmStepState*)job.state);
+  const uint32_t counts = attention_head_decode_unit(job, sh);
+  if (counts != 0) chain_signal(job.chain, (LlmStepState*)job.state, counts);
 }
 
 // The same, its output handed over quantized for Wo (job.out_handoff,
@@ -28,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(LLM_ATTN_DECODE_THREADS, 1)
 extern "C" __global__ void __launch_bounds__(LLM_ATTN_DECODE_THREADS, 1)
     attention_head_handoff(const __grid_constant__ LlmAttentionJob job) {
   __shared__ __align__(16) DecodeHeadShared sh;
-  attention_head_decode_unit<true>(job, sh);
-  chain_signal(job.chain, (LlmStepState*)job.state);
+  const uint32_t counts = attention_head_decode_unit<true>(job, sh);
+  if (counts != 0) chain_signal(job.chain, (LlmStepState*)job.state, counts);
 }
 
 // Prefill: the rotated keys and the values of n tokens into the cache, before

@@ -12,6 +12,11 @@
 //     keeps LLM_ATTN_DECODE_LOADS loads of keys and as many of values in flight.
 //   - Each warp keeps its own online softmax over its positions; the warps'
 //     (max, sum, weighted values) are combined once, at the end.
+//   - A split with no positions (a context shorter than the splits' chunks:
+//     7 of 1B's 8 splits at tg128) leaves at once, without waiting, and split
+//     0 of its head counts it finished. Waiting, those blocks held their SMs
+//     and polled the count until Q/K/V ended: 1B Q6_K decoded 2% slower than
+//     with one split (docs/perf-notes.md).
 // The rotated query and the new key and value (the token's own position) come
 // from the Q/K/V launch after the wait, in one round trip.
 #pragma once
@@ -42,10 +47,11 @@ struct DecodeHeadShared {
 
 // Block (query head blockIdx.x, split blockIdx.y) of LLM_ATTN_DECODE_THREADS
 // threads; kDpl = head_dim / 32. Waits for the launches ahead itself (after
-// its early loads); the caller counts the block finished. kHandoff: the output
-// is handed over quantized for Wo (store_attention_handoff).
+// its early loads); returns the blocks the caller counts finished (0: the
+// block left at once, llm_chain.cuh's chain_signal). kHandoff: the output is
+// handed over quantized for Wo (store_attention_handoff).
 template <int kDpl, bool kHandoff>
-__device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShared& sh) {
+__device__ uint32_t attention_head_decode(const LlmAttentionJob& job, DecodeHeadShared& sh) {
   enum {
     kHd = 32 * kDpl,
     kRowLanes = kHd / 8,                          // lanes that read one row, 8 dimensions each
@@ -59,7 +65,8 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
   const int n_gqa = job.n_head / job.n_kv, kvh = head / n_gqa;
   const AttentionSpan span = attention_span(job, split, 0);
   const int pos = span.pos, t0 = span.t0, t1 = span.t1;
-  const bool active = split < span.active;
+  if (split >= span.active) return 0;  // no positions: split 0 counts this block
+  const uint32_t counts = split == 0 ? 1 + job.splits - span.active : 1;
   const size_t head_base = (size_t)kvh * job.capacity * kHd;
   const uint16_t* k_cache = (const uint16_t*)job.k_cache + head_base + 8 * piece;
   const uint16_t* v_cache = (const uint16_t*)job.v_cache + head_base + 8 * piece;
@@ -83,25 +90,22 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
 
   // Before the wait: the first tile's rows, the rest of the range asked of
   // L2, and this thread's RoPE pair.
-  if (active) {
-    load_tile(t0);
-    if (prefetches_kv(job)) prefetch_kv_rows<LLM_ATTN_DECODE_THREADS>(job, kvh, span, t0 + kTile);
-  }
+  load_tile(t0);
+  if (prefetches_kv(job)) prefetch_kv_rows<LLM_ATTN_DECODE_THREADS>(job, kvh, span, t0 + kTile);
   // Threads [0, kHd / 2) rotate a pair of the query; [kHd / 2, kHd), where the
   // block holds the new position, a pair of the key (and take the value's).
-  const bool has_new = active && job.append && t0 <= pos && pos < t1;
+  const bool has_new = job.append && t0 <= pos && pos < t1;
   const int pair = threadIdx.x % (kHd / 2);
   const bool rotates_q = threadIdx.x < kHd / 2, rotates_k = has_new && !rotates_q && threadIdx.x < kHd;
   int d0, d1;
   pair_dims(pair, job.n_rot, job.neox, &d0, &d1);
   const bool rotated = pair < job.n_rot / 2;
   float2 cs = make_float2(1.0f, 0.0f);
-  if (active && (rotates_q || rotates_k) && rotated) {
+  if ((rotates_q || rotates_k) && rotated) {
     cs = ((const float2*)job.rope)[(size_t)pos * (job.n_rot / 2) + pair];
   }
 
   chain_wait(job.chain, (const LlmStepState*)job.state);
-  if (!active) return;
 
   const float* qkv = (const float*)job.qkv;
   if (rotates_q) {
@@ -222,7 +226,7 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
         store_attention_out(job, out_at + o, num / den);
       }
     }
-    return;
+    return counts;
   }
   // Leave this split's part (weighted values, max, sum) for the unit's merge.
   float* part = (float*)job.partial + ((size_t)head * job.splits + split) * (kHd + 2);
@@ -233,14 +237,15 @@ __device__ void attention_head_decode(const LlmAttentionJob& job, DecodeHeadShar
   }
   merge_attention_splits<LLM_ATTN_DECODE_THREADS, CtaSync, kHandoff>(job, head, span.active, 1, out_at,
                                                                      sh.last_block);
+  return counts;
 }
 
 // attention_head_decode for the job's head size.
 template <bool kHandoff = false>
-__device__ __forceinline__ void attention_head_decode_unit(const LlmAttentionJob& job, DecodeHeadShared& sh) {
+__device__ __forceinline__ uint32_t attention_head_decode_unit(const LlmAttentionJob& job, DecodeHeadShared& sh) {
   switch (job.head_dim) {
-    case 64: attention_head_decode<2, kHandoff>(job, sh); break;
-    case 128: attention_head_decode<4, kHandoff>(job, sh); break;
-    default: attention_head_decode<8, kHandoff>(job, sh); break;
+    case 64: return attention_head_decode<2, kHandoff>(job, sh);
+    case 128: return attention_head_decode<4, kHandoff>(job, sh);
+    default: return attention_head_decode<8, kHandoff>(job, sh);
   }
 }

@@ -108,17 +108,22 @@ __device__ __forceinline__ uint32_t chain_wait(const LlmChainLink& link, const L
 #define CHAIN_RELEASE_RED 1
 #endif
 
-// Every thread of the block, after all of its writes: counts the block finished.
-__device__ __forceinline__ void chain_signal(const LlmChainLink& link, LlmStepState* state) {
+// Every thread of the block, after all of its writes: counts the block
+// finished -- and with `blocks` > 1 as many blocks of its launch in all: a
+// block with nothing to do may leave at once, neither waiting nor counting
+// itself (nor stamping: the timeline leaves it out), where another block of
+// its launch counts it. The count then reaches the launch's blocks only once
+// every block that writes has finished.
+__device__ __forceinline__ void chain_signal(const LlmChainLink& link, LlmStepState* state, uint32_t blocks = 1) {
   if (!link.chained) return;
   __syncthreads();
   chain_stamp(link, state, LLM_STAMP_DONE);
   if (threadIdx.x == 0) {
 #if defined(NVHCQ_KERNEL_EMULATION) || !CHAIN_RELEASE_RED
     __threadfence();
-    atomicAdd(&state->chain_done, 1u);
+    atomicAdd(&state->chain_done, blocks);
 #else
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&state->chain_done) : "memory");
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(&state->chain_done), "r"(blocks) : "memory");
 #endif
   }
 }

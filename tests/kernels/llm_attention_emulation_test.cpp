@@ -267,6 +267,20 @@ TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
   ASSERT_NO_FATAL_FAILURE(expect_out(true));
   RecordProperty("worst_rel_error", std::to_string(worst));
 
+  // Self-ordered (kernels/llm_chain.cuh): the launch counts every block of its
+  // grid finished -- splits with no positions leave at once, split 0 of their
+  // head counts them -- and computes the same.
+  if (hpb == 1) {
+    const std::vector<float> unchained = out;
+    LlmAttentionJob chained = job;
+    chained.chain = LlmChainLink{1, 0};
+    L.state.chain_base = L.state.chain_done = 1000;
+    ASSERT_EQ(launch(grid, [&] { attention_head(chained); }, threads), "");
+    EXPECT_EQ(L.state.chain_done, 1000u + static_cast<uint32_t>(units * c.splits)) << "blocks counted finished";
+    EXPECT_EQ(out, unchained);
+    ASSERT_NO_FATAL_FAILURE(L.expect_cache());
+  }
+
   // Units of one head hand their output over quantized for Wo
   // (attention_head_handoff, kernels/llm_handoff.cuh): the CPU's quantization
   // of the f32 outputs above, bit for bit, one or several splits.

@@ -91,12 +91,34 @@ TEST(StepTimeline, AveragesStepsClassByClass) {
   EXPECT_THROW(average_timelines({one, summarize_timeline(other)}), Error);
 }
 
+// A block that left at once, unstamped, counted by another block of its
+// launch (kernels/llm_chain.cuh), first or later in the grid: left out.
+TEST(StepTimeline, LeavesOutBlocksThatLeftUnstamped) {
+  const StepTimeline want = summarize_timeline(three_launches());
+  for (size_t at : {size_t{0}, size_t{2}, size_t{3}}) {
+    std::vector<TracedLaunch> launches = three_launches();
+    auto& b = launches[1].blocks;
+    b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), BlockStamps{});
+    const StepTimeline got = summarize_timeline(launches);
+    EXPECT_DOUBLE_EQ(got.step, want.step) << "at " << at;
+    ASSERT_EQ(got.classes.size(), want.classes.size());
+    for (size_t c = 0; c < want.classes.size(); ++c) {
+      EXPECT_DOUBLE_EQ(got.classes[c].share, want.classes[c].share) << "at " << at;
+      EXPECT_DOUBLE_EQ(got.classes[c].wait, want.classes[c].wait) << "at " << at;
+      EXPECT_DOUBLE_EQ(got.classes[c].wake, want.classes[c].wake) << "at " << at;
+      EXPECT_DOUBLE_EQ(got.classes[c].late, want.classes[c].late) << "at " << at;
+      EXPECT_DOUBLE_EQ(got.classes[c].work, want.classes[c].work) << "at " << at;
+      EXPECT_DOUBLE_EQ(got.classes[c].median_work, want.classes[c].median_work) << "at " << at;
+    }
+  }
+}
+
 TEST(StepTimeline, RefusesBlocksWithoutStamps) {
   std::vector<TracedLaunch> launches = three_launches();
   launches[1].blocks[2][LLM_STAMP_DONE] = 0;
   EXPECT_THROW(summarize_timeline(launches), FormatError);
   launches = three_launches();
-  launches[0].blocks[0] = BlockStamps{};  // what an untraced kernel leaves
+  for (BlockStamps& s : launches[0].blocks) s = BlockStamps{};  // what an untraced kernel leaves
   EXPECT_THROW(summarize_timeline(launches), FormatError);
   launches = three_launches();
   launches[2].blocks.clear();

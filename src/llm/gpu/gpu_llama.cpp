@@ -48,6 +48,9 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (const auto n = env_integer("NVHCQ_ATTENTION_HEADS", 0, LLM_ATTN_MAX_GQA)) {
     options_.attention_heads = static_cast<int>(*n);
   }
+  if (const auto n = env_integer("NVHCQ_ATTENTION_SPLITS", 0, LLM_ATTN_MAX_SPLITS)) {
+    options_.attention_splits = static_cast<int>(*n);
+  }
   if (const auto n = env_integer("NVHCQ_SELF_ORDERED_DECODE", 0, 1)) options_.self_ordered_decode = *n ? "on" : "off";
   if (options_.self_ordered_decode != "auto" && options_.self_ordered_decode != "on" &&
       options_.self_ordered_decode != "off") {
