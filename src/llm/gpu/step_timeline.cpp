@@ -45,11 +45,12 @@ StepTimeline summarize_timeline(const std::vector<TracedLaunch>& launches) {
     double last_start = 0.0, first_released = 0.0;
     size_t critical = 0;
     std::vector<double> work;
+    const bool traced = !unstamped(launch);
     for (size_t b = 0; b < launch.blocks.size(); ++b) {
       const BlockStamps& s = launch.blocks[b];
       // A block with nothing to do may leave at once, unstamped, where another
       // block of its launch counts it (kernels/llm_chain.cuh): left out.
-      if (s == BlockStamps{} && !unstamped(launch)) continue;
+      if (traced && s == BlockStamps{}) continue;
       if (s[LLM_STAMP_START] == 0 || s[LLM_STAMP_RELEASED] == 0 || s[LLM_STAMP_DONE] == 0) {
         throw FormatError("timeline: block " + std::to_string(b) + " of launch " + std::to_string(l) + " (" +
                           launch.what + ") wrote no stamps (kernels built without LLM_TRACE?)");
