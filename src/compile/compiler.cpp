@@ -131,6 +131,11 @@ CompiledModule compile(const std::string& source, const std::string& name,
                              htext.data(), hname.data()) != kNvrtcSuccess) {
     throw Error("NVRTC could not create a program for " + name, "nvrtcCreateProgram");
   }
+  std::string defines;
+  for (const auto& f : flags) {
+    if (f.starts_with("-D")) defines.append(" ").append(f, 2, std::string::npos);
+  }
+  log::info("compiling ", name, " for ", options.arch, defines, " (not in the kernel cache)");
   nvrtcResult rc = api.nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t log_size = 0;
   api.nvrtcGetProgramLogSize(prog, &log_size);

@@ -90,7 +90,7 @@ struct LlmGpuMatrix {
 // F16/BF16 weights: the prefill products copy their tiles as they are.
 LLM_HD bool llm_format_16bit(int format) { return format == kGpuF16 || format == kGpuBF16; }
 
-LLM_HD int llm_act_kind(int format) {
+LLM_HD constexpr int llm_act_kind(int format) {
   switch (format) {
     case kGpuQ4_K:
     case kGpuQ5_K:

@@ -148,7 +148,7 @@ __device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, c
   }
 }
 
-template <int kAct, int kEpi, int R>
+template <int kAct, int kEpi, int R, class B>
 __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   const int warp = threadIdx.x >> 5;
   const int tasks = job.rows / R;
@@ -157,12 +157,12 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
     const float residual = residual_of<kEpi, R>(job, row0);
     float y[R], u[R];
     if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
-      rows_dot<kAct, R, false>(job.m[0], row0, a, 0, row_units(job.m[0], kAct), y);
-      rows_dot<kAct, R, false>(job.m[1], row0, a, 0, row_units(job.m[1], kAct), u);
+      rows_dot<kAct, R, false, B>(job.m[0], row0, a, 0, row_units(job.m[0], kAct), y);
+      rows_dot<kAct, R, false, B>(job.m[1], row0, a, 0, row_units(job.m[1], kAct), u);
     } else {
       int r;
       const LlmGpuMatrix m = segment_matrix(job, segment_of(job, row0, &r));
-      rows_dot<kAct, R, false>(m, r, a, 0, row_units(m, kAct), y);
+      rows_dot<kAct, R, false, B>(m, r, a, 0, row_units(m, kAct), y);
     }
     finish_rows<kEpi, R>(job, row0, y, u, residual, best);
   }
@@ -304,15 +304,16 @@ __device__ __forceinline__ bool mv_pipelined() {
 
 // Cases of a switch on a product's one weight format (job_format): each runs
 // its statement with kFormat the format, and compiles only in the kernels of
-// the activation kind the format pairs with. MV_PIPELINED_FORMATS lists
+// the activation kind the format pairs with and in builds that hold the
+// format (B, MvBuild). MV_PIPELINED_FORMATS lists
 // llm_mv_pipelined's formats (the host plan reads that), MV_EARLY_QUANT_FORMATS
 // the store and add formats of llm_mv_early.
-#define MV_FORMAT_CASE(format, act, ...) \
-  case format:                           \
-    if constexpr (kAct == act) {         \
-      constexpr int kFormat = format;    \
-      __VA_ARGS__;                       \
-    }                                    \
+#define MV_FORMAT_CASE(format, act, ...)                           \
+  case format:                                                     \
+    if constexpr (kAct == act && B::template holds_format<format>()) { \
+      constexpr int kFormat = format;                              \
+      __VA_ARGS__;                                                 \
+    }                                                              \
     break;
 #define MV_PIPELINED_FORMATS(...)                  \
   MV_FORMAT_CASE(kGpuQ4_K, kActQ8K, __VA_ARGS__)   \
@@ -327,7 +328,19 @@ __device__ __forceinline__ bool mv_pipelined() {
   MV_FORMAT_CASE(kGpuQ4_0, kActQ8x32, __VA_ARGS__) \
   MV_FORMAT_CASE(kGpuQ8_0, kActQ8x32, __VA_ARGS__)
 
-template <int kAct, int kEpi, int R>
+// A case of a switch on rows_per_warp: its statement where the build (B)
+// holds r rows a warp, a trap in the others (the plan launches the build that
+// holds the job's rows).
+#define MV_ROWS_CASE(r, ...)                     \
+  case r:                                        \
+    if constexpr (B::template holds_rows<r>()) { \
+      __VA_ARGS__;                               \
+    } else {                                     \
+      __trap();                                  \
+    }                                            \
+    break;
+
+template <int kAct, int kEpi, int R, class B>
 __device__ __forceinline__ void warp_rows(const LlmMatvecJob& job, const ActView& a, unsigned long long* best) {
   if (mv_pipelined<kAct, kEpi>()) {
     switch (job_format<kEpi>(job)) {
@@ -335,7 +348,7 @@ __device__ __forceinline__ void warp_rows(const LlmMatvecJob& job, const ActView
       default: break;  // matrices of different formats, Q5_0, Q5_1
     }
   }
-  rows_loop<kAct, kEpi, R>(job, a, best);
+  rows_loop<kAct, kEpi, R, B>(job, a, best);
 }
 
 // The block's largest logit key into the step state (logits epilogue).
@@ -356,7 +369,7 @@ __device__ __forceinline__ void block_argmax(const LlmMatvecJob& job, unsigned l
   }
 }
 
-template <int kAct, int kEpi>
+template <int kAct, int kEpi, class B = MvBuild<>>
 __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   uint8_t* smem = dynamic_smem();
   __shared__ double red[MV_WARPS];
@@ -386,12 +399,11 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
   chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
 
   unsigned long long best = 0;
-  if (R == 4) {
-    warp_rows<kAct, kEpi, 4>(job, a, &best);
-  } else if (R == 2) {
-    warp_rows<kAct, kEpi, 2>(job, a, &best);
-  } else {
-    warp_rows<kAct, kEpi, 1>(job, a, &best);
+  switch (R) {
+    MV_ROWS_CASE(4, warp_rows<kAct, kEpi, 4, B>(job, a, &best))
+    MV_ROWS_CASE(2, warp_rows<kAct, kEpi, 2, B>(job, a, &best))
+    MV_ROWS_CASE(1, warp_rows<kAct, kEpi, 1, B>(job, a, &best))
+    default: __trap();
   }
   if (MV_EPI(kEpi) == LLM_EPI_LOGITS) block_argmax(job, best, block_best);
   if constexpr (kEpi == (LLM_EPI_SWIGLU | MV_HANDOFF)) handoff_swiglu<MV_WARPS, MvCluster<kAct>>(job);
@@ -492,7 +504,7 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
   }
 }
 
-template <int kAct, int kEpi, int R>
+template <int kAct, int kEpi, int R, class B>
 __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job,
                                               const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
   if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
@@ -511,27 +523,44 @@ __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job,
   __trap();  // the plan launches these for the formats above only (llm_mv_early)
 }
 
-template <int kAct, int kEpi>
+template <int kAct, int kEpi, class B = MvBuild<>>
 __device__ __forceinline__ void matvec_early(const LlmMatvecJob& job) {
   __shared__ double red[MV_WARPS];
   const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi> early{dynamic_smem(), red};
-  const int R = job.rows_per_warp;
-  if (R == 4) {
-    early_rows_of<kAct, kEpi, 4>(job, early);
-  } else if (R == 2) {
-    early_rows_of<kAct, kEpi, 2>(job, early);
-  } else {
-    early_rows_of<kAct, kEpi, 1>(job, early);
+  switch (job.rows_per_warp) {
+    MV_ROWS_CASE(4, early_rows_of<kAct, kEpi, 4, B>(job, early))
+    MV_ROWS_CASE(2, early_rows_of<kAct, kEpi, 2, B>(job, early))
+    MV_ROWS_CASE(1, early_rows_of<kAct, kEpi, 1, B>(job, early))
+    default: __trap();
   }
   if constexpr (kEpi == (LLM_EPI_SWIGLU | MV_HANDOFF)) handoff_swiglu<MV_WARPS, MvCluster<kAct>>(job);
   chain_signal(job.chain, (LlmStepState*)job.state);
 }
 
+// The build this file is compiled as (MvBuild; LlmKernels::matvec defines
+// MV_ACT, MV_FORMAT and MV_ROWS, and by default it holds every product). The
+// kernels of other activation kinds are a trap in it (the plan never launches
+// them from it), which makes a build of one kind quicker to compile.
+#ifndef MV_ACT
+#define MV_ACT (-1)
+#endif
+#ifndef MV_FORMAT
+#define MV_FORMAT 0
+#endif
+#ifndef MV_ROWS
+#define MV_ROWS 0
+#endif
+using MvThisBuild = MvBuild<MV_ACT, MV_FORMAT, MV_ROWS>;
+
 // (dims: the kernel's __cluster_dims__, or nothing.)
 #define MATVEC_KERNEL(act_name, act, epi_name, epi, dims)                                        \
   extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS) dims                    \
       matvec_##act_name##_##epi_name(const __grid_constant__ LlmMatvecJob job) {                  \
-    matvec<act, epi>(job);                                                                        \
+    if constexpr (MvThisBuild::holds_act<act>()) {                                                      \
+      matvec<act, epi, MvThisBuild>(job);                                                         \
+    } else {                                                                                      \
+      __trap();                                                                                   \
+    }                                                                                             \
   }
 #define MATVEC_KERNELS(act_name, act, dims)                  \
   MATVEC_KERNEL(act_name, act, store, LLM_EPI_STORE, dims)   \
@@ -557,7 +586,11 @@ MATVEC_KERNELS(f32, kActF32, )
 #define MATVEC_EARLY_KERNEL(act_name, act, epi_name, epi, dims)                                  \
   extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS) dims                    \
       matvec_##act_name##_##epi_name##_early(const __grid_constant__ LlmMatvecJob job) {          \
-    matvec_early<act, epi>(job);                                                                  \
+    if constexpr (MvThisBuild::holds_act<act>()) {                                                      \
+      matvec_early<act, epi, MvThisBuild>(job);                                                   \
+    } else {                                                                                      \
+      __trap();                                                                                   \
+    }                                                                                             \
   }
 #define MATVEC_EARLY_KERNELS(act_name, act, dims)                  \
   MATVEC_EARLY_KERNEL(act_name, act, store, LLM_EPI_STORE, dims)   \

@@ -296,22 +296,56 @@ __device__ __forceinline__ int row_units(const LlmGpuMatrix& m, int act) {
   return act == kActQ8x32 || act == kActQ8K ? m.cols / LLM_GROUP : m.cols / (act == kActF32 ? 4 : 8);
 }
 
-// The R rows' products over units [begin, end), summed over the warp: in every lane.
-template <int kAct, int R, bool kShared>
+// Which products a build of the matrix-vector kernels holds: those of one
+// activation kind (kActOnly, -1 any), weight format (kFormatOnly, llm_formats.cuh's
+// kGpu value, 0 any) and rows a warp (kRowsOnly, 0 any); the others trap.
+// LlmKernels::matvec loads a decode product's kernels from a build of its kind,
+// format and row count (llm_matvec.cu's MV_ACT, MV_FORMAT, MV_ROWS): a kernel
+// that holds every format and row count is 100-380 KB of code, of which a
+// launch runs a few. On the H200 the builds of one format and row count
+// decoded 1B Q6_K 1.4% and 8B Q6_K 1.2% faster, and were as fast as or faster
+// than builds of one format or one row count only (docs/perf-notes.md).
+template <int kActOnly = -1, int kFormatOnly = 0, int kRowsOnly = 0>
+struct MvBuild {
+  template <int kAct>
+  static __device__ constexpr bool holds_act() {
+    return (kActOnly < 0 || kActOnly == kAct) && (kFormatOnly == 0 || llm_act_kind(kFormatOnly) == kAct);
+  }
+  template <int kFormat>
+  static __device__ constexpr bool holds_format() {
+    return kFormatOnly == 0 || kFormatOnly == kFormat;
+  }
+  template <int R>
+  static __device__ constexpr bool holds_rows() {
+    return kRowsOnly == 0 || kRowsOnly == R;
+  }
+};
+
+// (A format the build does not hold traps: the plan launches the build that does.)
+#define MV_QUANT(f)                                     \
+  if constexpr (B::template holds_format<f>()) {        \
+    rows_quant<f, R, kShared>(m, r0, a, begin, end, y); \
+  } else {                                              \
+    __trap();                                           \
+  }
+
+// The R rows' products over units [begin, end), summed over the warp: in every
+// lane (B: the build, MvBuild).
+template <int kAct, int R, bool kShared, class B = MvBuild<>>
 __device__ void rows_dot(const LlmGpuMatrix& m, int r0, const ActView& a, int begin, int end, float* y) {
   if (kAct == kActQ8x32) {
     switch (m.format) {
-      case kGpuQ4_0: rows_quant<kGpuQ4_0, R, kShared>(m, r0, a, begin, end, y); break;
-      case kGpuQ4_1: rows_quant<kGpuQ4_1, R, kShared>(m, r0, a, begin, end, y); break;
-      case kGpuQ5_0: rows_quant<kGpuQ5_0, R, kShared>(m, r0, a, begin, end, y); break;
-      case kGpuQ5_1: rows_quant<kGpuQ5_1, R, kShared>(m, r0, a, begin, end, y); break;
-      default: rows_quant<kGpuQ8_0, R, kShared>(m, r0, a, begin, end, y); break;
+      case kGpuQ4_0: MV_QUANT(kGpuQ4_0); break;
+      case kGpuQ4_1: MV_QUANT(kGpuQ4_1); break;
+      case kGpuQ5_0: MV_QUANT(kGpuQ5_0); break;
+      case kGpuQ5_1: MV_QUANT(kGpuQ5_1); break;
+      default: MV_QUANT(kGpuQ8_0); break;
     }
   } else if (kAct == kActQ8K) {
     switch (m.format) {
-      case kGpuQ4_K: rows_quant<kGpuQ4_K, R, kShared>(m, r0, a, begin, end, y); break;
-      case kGpuQ5_K: rows_quant<kGpuQ5_K, R, kShared>(m, r0, a, begin, end, y); break;
-      default: rows_quant<kGpuQ6_K, R, kShared>(m, r0, a, begin, end, y); break;
+      case kGpuQ4_K: MV_QUANT(kGpuQ4_K); break;
+      case kGpuQ5_K: MV_QUANT(kGpuQ5_K); break;
+      default: MV_QUANT(kGpuQ6_K); break;
     }
   } else {
     rows_plain<kAct, R, kShared>(m, r0, a, begin, end, y);

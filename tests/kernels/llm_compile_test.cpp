@@ -1,6 +1,7 @@
 // The LLM engine's kernel files compile with NVRTC for the H100/H200 (sm_90;
 // the warpgroup products for sm_90a), as the engine compiles them (with and
-// without the decode timeline's stamps), and hold every kernel
+// without the decode timeline's stamps, and the matrix-vector kernels in
+// builds of one activation kind, format and row count), and hold every kernel
 // llm/gpu/llm_kernels.h loads by name. Without a GPU this is the only check
 // that device-only code still builds: a static_assert on a job layout or a
 // kernel the host names but the file lost fails here, not on the GPU machine,
@@ -28,6 +29,9 @@ struct LlmKernelFile {
   std::string arch;
   std::vector<std::string> kernels;  // what LlmKernels loads from it
   bool traced;                       // built with LLM_TRACE as well (it stamps the timeline)
+  // Further builds the engine compiles (LlmKernels::matvec's builds of one
+  // activation kind, weight format and row count).
+  std::vector<std::vector<std::string>> builds = {};
 };
 
 void PrintTo(const LlmKernelFile& f, std::ostream* os) { *os << f.file << " for " << f.arch; }
@@ -69,7 +73,13 @@ std::vector<LlmKernelFile> kernel_files() {
   std::vector<std::string> mma = gemm_kernels(0);
   mma.push_back("add_partials");
   return {
-      {"llm_matvec.cu", "sm_90", matvec_kernels(), true},
+      {"llm_matvec.cu",
+       "sm_90",
+       matvec_kernels(),
+       true,
+       {{"MV_ACT=" + std::to_string(kActQ8K), "MV_FORMAT=" + std::to_string(kGpuQ6_K), "MV_ROWS=4"},
+        {"MV_ACT=" + std::to_string(kActQ8x32), "MV_ROWS=1"},
+        {"LLM_TRACE=1", "MV_ACT=" + std::to_string(kActF16), "MV_FORMAT=" + std::to_string(kGpuF16), "MV_ROWS=2"}}},
       {"llm_attention.cu", "sm_90", {"attention", "attention_head", "attention_head_handoff", "rope_kv_store"}, true},
       {"llm_step.cu", "sm_90",
        {"embed_tokens", "finish_step", "swiglu_f32", "rmsnorm_rows", "add_splits_rmsnorm_rows"}, true},
@@ -87,8 +97,11 @@ TEST_P(LlmKernelsCompile, EveryKernelTheEngineLoadsIsThere) {
   const LlmKernelFile& f = GetParam();
   std::vector<std::vector<std::string>> builds = {{}};
   if (f.traced) builds.push_back({"LLM_TRACE=1"});
+  builds.insert(builds.end(), f.builds.begin(), f.builds.end());
   for (const auto& defines : builds) {
-    SCOPED_TRACE(f.file + " for " + f.arch + (defines.empty() ? "" : " with " + defines.front()));
+    std::string with;
+    for (const std::string& d : defines) with += " " + d;
+    SCOPED_TRACE(f.file + " for " + f.arch + (with.empty() ? "" : " with" + with));
     compile::CompileOptions o;
     o.arch = f.arch;
     o.defines = defines;

@@ -18,8 +18,7 @@
 
 #include "kernels/emulation/emulation_skip.h"
 #include "kernels/llm_emulation_reference.h"
-#include "llm/gpu/weight_repack.h"
-#include "llm/quant/quant_registry.h"
+#include "kernels/llm_matvec_test_matrix.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
@@ -45,61 +44,14 @@ constexpr int kBlocks = 2;    // 16 warps
 constexpr int kTasks = 37;    // 2 or 3 tasks a warp, rows_per_warp rows each
 constexpr float kGuard = -1234.5f;
 
-std::vector<float> random_vector(size_t n, float scale, std::mt19937& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng) * scale;
-  return v;
-}
-
-// A rows x kCols matrix of `type`: its GGUF rows and their GPU repacking.
-struct Matrix {
-  GgmlType type;
-  int rows;
-  std::vector<uint8_t> gguf;
-  std::vector<uint8_t> arrays[kGpuArrayCount];
-  LlmGpuMatrix desc{};
-
-  Matrix(GgmlType t, int n_rows, std::mt19937& rng) : type(t), rows(n_rows) {
-    const QuantOps& ops = quant_ops(type);
-    const std::vector<float> values = random_vector(static_cast<size_t>(rows) * kCols, 0.05f, rng);
-    gguf.resize(ops.row_bytes(kCols) * rows);
-    for (int r = 0; r < rows; ++r) {
-      quantize_row(type, values.data() + static_cast<size_t>(r) * kCols, gguf.data() + r * ops.row_bytes(kCols),
-                   kCols);
-    }
-    const GpuMatrixLayout layout = gpu_matrix_layout(type, rows, kCols);
-    RepackTarget target;
-    for (int a = 0; a < kGpuArrayCount; ++a) {
-      arrays[a].assign(layout.array_bytes(static_cast<GpuArray>(a), rows), 0xA5);
-      target.array[a] = layout.row_bytes[a] ? arrays[a].data() : nullptr;
-    }
-    repack_rows(type, layout, gguf.data(), rows, target);
-    uint64_t* addr[kGpuArrayCount] = {&desc.qs, &desc.qh, &desc.scales, &desc.super};
-    for (int a = 0; a < kGpuArrayCount; ++a) *addr[a] = reinterpret_cast<uint64_t>(arrays[a].data());
-    desc.format = layout.format;
-    desc.rows = rows;
-    desc.cols = kCols;
-  }
-
-  // The CPU's product of row r with activations x (quantized as the CPU does),
-  // and the sum of the magnitudes of its terms (the scale of rounding errors).
-  std::pair<double, double> dot(int r, const std::vector<float>& x) const {
-    const QuantOps& ops = quant_ops(type);
-    const QuantOps& act = quant_ops(ops.vec_dot_type);
-    std::vector<uint8_t> xq(act.row_bytes(kCols));
-    act.from_float(x.data(), xq.data(), kCols);
-    const uint8_t* row = gguf.data() + r * ops.row_bytes(kCols);
-    std::vector<float> w(kCols);
-    ops.to_float(row, w.data(), kCols);
-    double magnitude = 0.0;
-    for (int i = 0; i < kCols; ++i) magnitude += std::fabs(static_cast<double>(w[i]) * x[i]);
-    return {ops.vec_dot_scalar(row, xq.data(), kCols), magnitude};
-  }
+// A rows x kCols matrix of `type`.
+struct Matrix : TestMatrix {
+  Matrix(GgmlType t, int n_rows, std::mt19937& rng) : TestMatrix(t, n_rows, kCols, rng) {}
 };
 
-// matvec_<act>_<epi>, or with kEarly its early-loading kernel (matvec_early).
-template <int kAct, int kEpi, bool kEarly>
+// matvec_<act>_<epi>, or with kEarly its early-loading kernel (matvec_early),
+// of build B (MvBuild; by default the build that holds every product).
+template <int kAct, int kEpi, bool kEarly, class B = MvBuild<>>
 std::string run_kernel(const LlmMatvecJob& job) {
   emu::LaunchConfig cfg;
   cfg.grid = emu::Dim3{kBlocks, 1, 1};
@@ -107,9 +59,9 @@ std::string run_kernel(const LlmMatvecJob& job) {
   cfg.shared_bytes = llm_act_smem_bytes(kAct, job.cols);
   return emu::launch(cfg, [&] {
     if constexpr (kEarly) {
-      matvec_early<kAct, kEpi>(job);
+      matvec_early<kAct, kEpi, B>(job);
     } else {
-      matvec<kAct, kEpi>(job);
+      matvec<kAct, kEpi, B>(job);
     }
   });
 }
@@ -371,6 +323,84 @@ TEST_P(LlmMatvecEmulation, HandoffsMatchTheCpu) {
     }
   }
 }
+
+// A build of one activation kind, weight format and row count (MvBuild<kAct,
+// kFormat, R>: what LlmKernels::matvec loads for a decode product; kFormat 0
+// for segments of several formats) against the build of every product, over
+// the same jobs: store (plain and, where the plan launches it, early-loading)
+// and swiglu give the same bits.
+template <int kAct, int kFormat, int R>
+void expect_build_gives_the_same_bits(const std::vector<GgmlType>& types, std::mt19937& rng) {
+  using Build = MvBuild<kAct, kFormat, R>;
+  SCOPED_TRACE(case_name(MatvecCase{types, R}));
+  std::vector<std::unique_ptr<Matrix>> mats;
+  LlmMatvecJob job{};
+  job.segments = static_cast<int32_t>(types.size());
+  for (size_t s = 0; s < types.size(); ++s) {
+    mats.push_back(std::make_unique<Matrix>(types[s], R * (kTasks - 10 * static_cast<int>(s)), rng));
+    job.m[s] = mats.back()->desc;
+    job.rows += mats.back()->rows;
+  }
+  const std::vector<float> x = random_vector(kCols, 1.0f, rng);
+  std::vector<float> norm = random_vector(kCols, 1.0f, rng);
+  for (float& w : norm) w = 1.0f + 0.25f * w;
+  job.cols = kCols;
+  job.in = reinterpret_cast<uint64_t>(x.data());
+  job.eps = 1e-5f;
+  job.rows_per_warp = R;
+  // Poisoned outputs of every build, each run of the same job.
+  auto outputs = [&](auto run_one) {
+    std::vector<float> out(static_cast<size_t>(job.rows) + 2, std::nanf(""));
+    LlmStepState state{};
+    LlmMatvecJob j = job;
+    j.out = reinterpret_cast<uint64_t>(out.data() + 1);
+    j.state = reinterpret_cast<uint64_t>(&state);
+    EXPECT_EQ(run_one(j), "");
+    return out;
+  };
+  auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b, const char* what) {
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), 4 * a.size()), 0) << what;
+  };
+  same_bits(outputs([](const LlmMatvecJob& j) { return run_kernel<kAct, LLM_EPI_STORE, false>(j); }),
+            outputs([](const LlmMatvecJob& j) { return run_kernel<kAct, LLM_EPI_STORE, false, Build>(j); }), "store");
+  if (kFormat != 0 && early_kernel(types, false)) {
+    same_bits(outputs([](const LlmMatvecJob& j) { return run_kernel<kAct, LLM_EPI_STORE, true>(j); }),
+              outputs([](const LlmMatvecJob& j) { return run_kernel<kAct, LLM_EPI_STORE, true, Build>(j); }),
+              "early store");
+  }
+  if (types.size() == 1) {
+    // gate and up: the matrix twice; the input RMS-normalized.
+    job.segments = 2;
+    job.m[1] = job.m[0];
+    job.norm = reinterpret_cast<uint64_t>(norm.data());
+    same_bits(outputs([](const LlmMatvecJob& j) { return run_kernel<kAct, LLM_EPI_SWIGLU, false>(j); }),
+              outputs([](const LlmMatvecJob& j) { return run_kernel<kAct, LLM_EPI_SWIGLU, false, Build>(j); }),
+              "swiglu");
+  }
+}
+
+TEST(LlmMatvecBuilds, OneKindFormatAndRowCountGiveTheSameBitsAsEveryProduct) {
+  SKIP_WITHOUT_FIBERS();
+  std::mt19937 rng(13);
+  expect_build_gives_the_same_bits<kActQ8K, kGpuQ6_K, 4>({GgmlType::Q6_K}, rng);
+  expect_build_gives_the_same_bits<kActQ8K, kGpuQ6_K, 1>({GgmlType::Q6_K}, rng);
+  expect_build_gives_the_same_bits<kActQ8K, kGpuQ4_K, 2>({GgmlType::Q4_K, GgmlType::Q4_K}, rng);
+  expect_build_gives_the_same_bits<kActQ8K, 0, 2>({GgmlType::Q4_K, GgmlType::Q6_K}, rng);
+  expect_build_gives_the_same_bits<kActQ8x32, kGpuQ8_0, 4>({GgmlType::Q8_0}, rng);
+  expect_build_gives_the_same_bits<kActQ8x32, kGpuQ5_0, 2>({GgmlType::Q5_0}, rng);
+  expect_build_gives_the_same_bits<kActF16, kGpuF16, 2>({GgmlType::F16}, rng);
+}
+
+// What a build holds, as the kernels test it at compile time: another kind,
+// format or row count than its own is left out (a trap in the kernels).
+static_assert(MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_act<kActQ8K>() &&
+              !MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_act<kActQ8x32>() &&
+              !MvBuild<-1, kGpuQ6_K, 0>::holds_act<kActF16>() && MvBuild<>::holds_act<kActF32>());
+static_assert(MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_format<kGpuQ6_K>() &&
+              !MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_format<kGpuQ4_K>() && MvBuild<kActQ8K, 0, 4>::holds_format<kGpuQ4_K>());
+static_assert(MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_rows<4>() && !MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_rows<1>() &&
+              MvBuild<kActQ8K, kGpuQ6_K, 0>::holds_rows<2>());
 
 std::vector<MatvecCase> cases() {
   std::vector<MatvecCase> out;

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "base/error.h"
 
 namespace nvhcq::llm {
@@ -124,6 +126,21 @@ TEST(StepTimeline, RefusesBlocksWithoutStamps) {
   launches[2].blocks.clear();
   EXPECT_THROW(summarize_timeline(launches), FormatError);
   EXPECT_TRUE(summarize_timeline({}).classes.empty());
+}
+
+// The CSV of NVHCQ_TIMELINE_BLOCKS: a line per block, in launch and grid
+// order, stamps from the step's earliest (1000), unstamped ones 0.
+TEST(StepTimeline, WritesEveryBlocksStampsAsCsv) {
+  std::ostringstream out;
+  write_block_stamps(out, three_launches());
+  EXPECT_EQ(out.str(),
+            "launch,class,block,start,released,prepared,done\n"
+            "0,a,0,0,100,400,2000\n"
+            "0,a,1,50,200,500,3000\n"
+            "1,b,0,1000,3500,4100,6000\n"
+            "1,b,1,1100,3600,4500,7000\n"
+            "1,b,2,4000,4100,4500,8500\n"
+            "2,a,0,5000,9000,0,11000\n");
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
                      options_.early_loads + "'");
   }
   if (const auto n = env_integer("NVHCQ_DECODE_HANDOFF", 0, 3)) options_.decode_handoff = static_cast<int>(*n);
+  if (const auto n = env_integer("NVHCQ_MATVEC_BUILDS", 0, 3)) options_.matvec_builds = static_cast<int>(*n);
   if (const auto n = env_integer("NVHCQ_DECODE_CARVEOUT_KIB", 0, 1024)) {
     options_.decode_carveout_kib = static_cast<int>(*n);
   }

@@ -39,6 +39,12 @@ struct GpuLlamaOptions {
   // heads per KV head, 0 for all of them (one block per KV head).
   int attention_heads = 1;
   int matvec_blocks_per_sm = 2;
+  // Which builds of llm_matvec.cu the decode products take their kernels from
+  // (LlmKernels::matvec), a mask: 1 one weight format (where the product has
+  // one), 2 its rows a warp; 0 the build that holds every product.
+  // NVHCQ_MATVEC_BUILDS overrides it.
+  static constexpr int kMatvecBuildFormat = 1, kMatvecBuildRows = 2;
+  int matvec_builds = kMatvecBuildFormat | kMatvecBuildRows;
   int prefill_batch = 512;    // tokens per prefill pass
   // Run prompts through the batched tensor-core path (when every matrix of the
   // model has one); otherwise, or when false, token by token like decode.

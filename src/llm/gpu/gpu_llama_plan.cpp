@@ -177,12 +177,19 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     job.rows_per_warp = rows_per_warp(descs, epilogue == "swiglu", static_cast<uint64_t>(job.rows), max_blocks);
     // (The swiglu_handoff kernels are those of the quantized kinds, the
     // add_handoff kernels those of Q8_0/Q8_1 activations: llm_matvec.cu.)
+    // The kernels come from a build of llm_matvec.cu with the job's rows a
+    // warp and, where every matrix has one, weight format only
+    // (GpuLlamaOptions::matvec_builds).
+    const int format =
+        options_.matvec_builds & GpuLlamaOptions::kMatvecBuildFormat ? std::max(one_format(descs), 0) : 0;
+    const int build_rows = options_.matvec_builds & GpuLlamaOptions::kMatvecBuildRows ? job.rows_per_warp : 0;
     if (in_handoff && (epilogue != "add" || g.act != kActQ8x32)) {
       throw Error("'" + g.first->name + "': no kernel takes this input handed over");
     }
     const bool quantized = g.act == kActQ8x32 || g.act == kActQ8K;
     if (epilogue == "swiglu" && out_handoff != LLM_HANDOFF_NONE && quantized) {
-      if (handoff_fits(job.m[0], job.rows_per_warp, kernels_.matvec(g.act, epilogue).cluster_blocks() == 2)) {
+      const bool pair = kernels_.matvec(g.act, epilogue, format, build_rows).cluster_blocks() == 2;
+      if (handoff_fits(job.m[0], job.rows_per_warp, pair)) {
         job.out_handoff = out_handoff;
         handed = true;
       }
@@ -197,7 +204,7 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     // output over: kernels of their own, llm_matvec.cu.)
     const bool handoff = in_handoff || job.out_handoff != LLM_HANDOFF_NONE;
     const std::string name = epilogue + (handoff ? "_handoff" : "") + (early ? "_early" : "");
-    const gpu::Kernel& kernel = kernels_.matvec(g.act, name);
+    const gpu::Kernel& kernel = kernels_.matvec(g.act, name, format, build_rows);
     gpu::LaunchDims d;
     d.block[0] = kMatvecThreads;
     const uint64_t tasks = static_cast<uint64_t>(job.rows) / job.rows_per_warp;

@@ -2,6 +2,8 @@
 // (kernels built with LLM_TRACE stamp into the array the step state points to;
 // step_timeline.h reads it).
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <vector>
 
 #include "base/error.h"
@@ -26,6 +28,7 @@ size_t step_blocks(const std::vector<StepLaunch>& step) {
   for (const StepLaunch& l : step) n += l.dims.blocks();
   return n;
 }
+
 }  // namespace
 
 StepTimeline GpuLlama::decode_timeline(int samples) {
@@ -52,9 +55,17 @@ StepTimeline GpuLlama::decode_timeline(int samples) {
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimelineWarmUpMs);
   while (std::chrono::steady_clock::now() < warm_until) run();
   std::vector<StepTimeline> steps;
+  // NVHCQ_TIMELINE_BLOCKS=FILE: the last sample's stamps, block by block.
+  const char* blocks_file = std::getenv("NVHCQ_TIMELINE_BLOCKS");
   for (int i = 0; i < samples; ++i) {
     run();
-    steps.push_back(summarize_timeline(download_timeline()));
+    const std::vector<TracedLaunch> launches = download_timeline();
+    steps.push_back(summarize_timeline(launches));
+    if (i + 1 == samples && blocks_file != nullptr && *blocks_file) {
+      std::ofstream f(blocks_file);
+      if (!f) throw Error(std::string("cannot write the block stamps to '") + blocks_file + "'");
+      write_block_stamps(f, launches);
+    }
   }
   return average_timelines(steps);
 }

@@ -31,8 +31,12 @@ std::string gemm_kernel_name(bool bf16, const std::string& epilogue, int wgmma_t
 LlmKernels::LlmKernels(gpu::Accelerator& acc, std::vector<std::string> defines)
     : acc_(acc), defines_(std::move(defines)) {}
 
-const gpu::Kernel& LlmKernels::matvec(int act_kind, const std::string& epilogue) {
-  return get("llm_matvec.cu", matvec_kernel_name(act_kind, epilogue));
+const gpu::Kernel& LlmKernels::matvec(int act_kind, const std::string& epilogue, int format, int rows) {
+  std::vector<std::string> build;
+  if (format != 0 || rows != 0) build.push_back("MV_ACT=" + std::to_string(act_kind));
+  if (format != 0) build.push_back("MV_FORMAT=" + std::to_string(format));
+  if (rows != 0) build.push_back("MV_ROWS=" + std::to_string(rows));
+  return get("llm_matvec.cu", matvec_kernel_name(act_kind, epilogue), "", build);
 }
 
 const gpu::Kernel& LlmKernels::gemm(bool bf16, const std::string& epilogue, int wgmma_tokens) {
@@ -41,19 +45,23 @@ const gpu::Kernel& LlmKernels::gemm(bool bf16, const std::string& epilogue, int 
   return get("llm_gemm.cu", name);
 }
 
-const gpu::Kernel& LlmKernels::get(const std::string& file, const std::string& name, const std::string& arch_suffix) {
-  auto it = kernels_.find(name);
+const gpu::Kernel& LlmKernels::get(const std::string& file, const std::string& name, const std::string& arch_suffix,
+                                   const std::vector<std::string>& build) {
+  std::string tag;
+  for (const std::string& d : build) tag += " " + d;
+  auto it = kernels_.find(name + tag);
   if (it != kernels_.end()) return *it->second;
-  auto cubin = cubins_.find(file);
+  auto cubin = cubins_.find(file + tag);
   if (cubin == cubins_.end()) {
     compile::CompileOptions o;
     o.arch = acc_.arch();
     o.defines = defines_;
+    o.defines.insert(o.defines.end(), build.begin(), build.end());
     if (!o.arch.ends_with(arch_suffix)) o.arch += arch_suffix;
-    cubin = cubins_.emplace(file, compile::compile_embedded(file, o).cubin).first;
+    cubin = cubins_.emplace(file + tag, compile::compile_embedded(file, o).cubin).first;
   }
   auto kernel = acc_.load(cubin->second, name);
-  return *kernels_.emplace(name, std::move(kernel)).first->second;
+  return *kernels_.emplace(name + tag, std::move(kernel)).first->second;
 }
 
 }  // namespace nvhcq::llm

@@ -17,8 +17,12 @@ class LlmKernels {
   explicit LlmKernels(gpu::Accelerator& acc, std::vector<std::string> defines = {});
 
   // matvec_<act>_<epilogue>; act is an LlmActKind, epilogue "store", "add",
-  // "swiglu" or "logits".
-  const gpu::Kernel& matvec(int act_kind, const std::string& epilogue);
+  // "swiglu" or "logits" (and their _handoff and _early kinds). With `format`
+  // (a kGpu weight format every matrix of the product has) and `rows` (its rows
+  // a warp), from a build of llm_matvec.cu that holds the products of that
+  // activation kind, format and row count only (MV_ACT, MV_FORMAT, MV_ROWS;
+  // 0: any): the kernel then carries little code it does not run.
+  const gpu::Kernel& matvec(int act_kind, const std::string& epilogue, int format = 0, int rows = 0);
   // gemm_w_<f16|bf16>_<store|add|swiglu> (prefill products, mma.sync), or with
   // wgmma_tokens 128 or 256 gemm_wg<tokens>_... (Hopper warpgroup products with
   // that many tokens per CTA, compiled for sm_90a).
@@ -44,13 +48,14 @@ class LlmKernels {
 
  private:
   // `arch_suffix` "a" compiles the file for the architecture-specific target
-  // (sm_90a: wgmma).
-  const gpu::Kernel& get(const std::string& file, const std::string& name, const std::string& arch_suffix = "");
+  // (sm_90a: wgmma); `build` (NAME=VALUE) goes to this file's compilation only.
+  const gpu::Kernel& get(const std::string& file, const std::string& name, const std::string& arch_suffix = "",
+                         const std::vector<std::string>& build = {});
 
   gpu::Accelerator& acc_;
   std::vector<std::string> defines_;
-  std::map<std::string, std::vector<uint8_t>> cubins_;  // by source file
-  std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
+  std::map<std::string, std::vector<uint8_t>> cubins_;  // by source file and build
+  std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;  // by name and build
 };
 
 // "q8x32", "q8k", "f16", "bf16", "f32".

@@ -90,6 +90,25 @@ StepTimeline summarize_timeline(const std::vector<TracedLaunch>& launches) {
   return out;
 }
 
+void write_block_stamps(std::ostream& out, const std::vector<TracedLaunch>& launches) {
+  uint64_t origin = ~0ull;
+  for (const TracedLaunch& l : launches) {
+    for (const BlockStamps& b : l.blocks) {
+      for (uint64_t t : b) {
+        if (t != 0) origin = std::min(origin, t);
+      }
+    }
+  }
+  out << "launch,class,block,start,released,prepared,done\n";
+  for (size_t i = 0; i < launches.size(); ++i) {
+    for (size_t k = 0; k < launches[i].blocks.size(); ++k) {
+      out << i << ',' << launches[i].what << ',' << k;
+      for (uint64_t t : launches[i].blocks[k]) out << ',' << (t != 0 ? t - origin : 0);
+      out << '\n';
+    }
+  }
+}
+
 StepTimeline average_timelines(const std::vector<StepTimeline>& steps) {
   StepTimeline out;
   if (steps.empty()) return out;

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ struct StepTimeline {
 // FormatError when a launch has no blocks or a block lacks its start, release
 // or end stamp (kernels built without LLM_TRACE write none).
 StepTimeline summarize_timeline(const std::vector<TracedLaunch>& launches);
+
+// Every block's stamps as CSV, for what the summary averages away (how blocks
+// start as the blocks ahead of them leave): a header line, then per block its
+// launch's index and class, its index in the grid and its four stamps in ns
+// from the earliest stamp of the step (0 where it wrote none).
+void write_block_stamps(std::ostream& out, const std::vector<TracedLaunch>& launches);
 
 // The mean of several steps' timelines, class by class (the same step traced
 // again; classes matched by position).
