@@ -28,7 +28,6 @@ size_t step_blocks(const std::vector<StepLaunch>& step) {
   for (const StepLaunch& l : step) n += l.dims.blocks();
   return n;
 }
-
 }  // namespace
 
 StepTimeline GpuLlama::decode_timeline(int samples) {
