@@ -556,7 +556,7 @@ using MvThisBuild = MvBuild<MV_ACT, MV_FORMAT, MV_ROWS>;
 #define MATVEC_KERNEL(act_name, act, epi_name, epi, dims)                                        \
   extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS) dims                    \
       matvec_##act_name##_##epi_name(const __grid_constant__ LlmMatvecJob job) {                  \
-    if constexpr (MvThisBuild::holds_act<act>()) {                                                      \
+    if constexpr (MvThisBuild::holds_act<act>()) {                                                \
       matvec<act, epi, MvThisBuild>(job);                                                         \
     } else {                                                                                      \
       __trap();                                                                                   \
@@ -586,7 +586,7 @@ MATVEC_KERNELS(f32, kActF32, )
 #define MATVEC_EARLY_KERNEL(act_name, act, epi_name, epi, dims)                                  \
   extern "C" __global__ void __launch_bounds__(MV_THREADS, MV_MIN_BLOCKS) dims                    \
       matvec_##act_name##_##epi_name##_early(const __grid_constant__ LlmMatvecJob job) {          \
-    if constexpr (MvThisBuild::holds_act<act>()) {                                                      \
+    if constexpr (MvThisBuild::holds_act<act>()) {                                                \
       matvec_early<act, epi, MvThisBuild>(job);                                                   \
     } else {                                                                                      \
       __trap();                                                                                   \
