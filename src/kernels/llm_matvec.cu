@@ -308,12 +308,12 @@ __device__ __forceinline__ bool mv_pipelined() {
 // format (B, MvBuild). MV_PIPELINED_FORMATS lists
 // llm_mv_pipelined's formats (the host plan reads that), MV_EARLY_QUANT_FORMATS
 // the store and add formats of llm_mv_early.
-#define MV_FORMAT_CASE(format, act, ...)                           \
-  case format:                                                     \
+#define MV_FORMAT_CASE(format, act, ...)                               \
+  case format:                                                         \
     if constexpr (kAct == act && B::template holds_format<format>()) { \
-      constexpr int kFormat = format;                              \
-      __VA_ARGS__;                                                 \
-    }                                                              \
+      constexpr int kFormat = format;                                  \
+      __VA_ARGS__;                                                     \
+    }                                                                  \
     break;
 #define MV_PIPELINED_FORMATS(...)                  \
   MV_FORMAT_CASE(kGpuQ4_K, kActQ8K, __VA_ARGS__)   \

@@ -321,13 +321,17 @@ struct MvBuild {
   }
 };
 
-// (A format the build does not hold traps: the plan launches the build that does.)
-#define MV_QUANT(f)                                     \
-  if constexpr (B::template holds_format<f>()) {        \
-    rows_quant<f, R, kShared>(m, r0, a, begin, end, y); \
-  } else {                                              \
-    __trap();                                           \
+// rows_quant where build B holds format kFormat, else a trap (the plan
+// launches the build that holds it).
+template <int kFormat, int R, bool kShared, class B>
+__device__ __forceinline__ void rows_quant_held(const LlmGpuMatrix& m, int r0, const ActView& a, int begin, int end,
+                                                float* y) {
+  if constexpr (B::template holds_format<kFormat>()) {
+    rows_quant<kFormat, R, kShared>(m, r0, a, begin, end, y);
+  } else {
+    __trap();
   }
+}
 
 // The R rows' products over units [begin, end), summed over the warp: in every
 // lane (B: the build, MvBuild).
@@ -335,17 +339,17 @@ template <int kAct, int R, bool kShared, class B = MvBuild<>>
 __device__ void rows_dot(const LlmGpuMatrix& m, int r0, const ActView& a, int begin, int end, float* y) {
   if (kAct == kActQ8x32) {
     switch (m.format) {
-      case kGpuQ4_0: MV_QUANT(kGpuQ4_0); break;
-      case kGpuQ4_1: MV_QUANT(kGpuQ4_1); break;
-      case kGpuQ5_0: MV_QUANT(kGpuQ5_0); break;
-      case kGpuQ5_1: MV_QUANT(kGpuQ5_1); break;
-      default: MV_QUANT(kGpuQ8_0); break;
+      case kGpuQ4_0: rows_quant_held<kGpuQ4_0, R, kShared, B>(m, r0, a, begin, end, y); break;
+      case kGpuQ4_1: rows_quant_held<kGpuQ4_1, R, kShared, B>(m, r0, a, begin, end, y); break;
+      case kGpuQ5_0: rows_quant_held<kGpuQ5_0, R, kShared, B>(m, r0, a, begin, end, y); break;
+      case kGpuQ5_1: rows_quant_held<kGpuQ5_1, R, kShared, B>(m, r0, a, begin, end, y); break;
+      default: rows_quant_held<kGpuQ8_0, R, kShared, B>(m, r0, a, begin, end, y); break;
     }
   } else if (kAct == kActQ8K) {
     switch (m.format) {
-      case kGpuQ4_K: MV_QUANT(kGpuQ4_K); break;
-      case kGpuQ5_K: MV_QUANT(kGpuQ5_K); break;
-      default: MV_QUANT(kGpuQ6_K); break;
+      case kGpuQ4_K: rows_quant_held<kGpuQ4_K, R, kShared, B>(m, r0, a, begin, end, y); break;
+      case kGpuQ5_K: rows_quant_held<kGpuQ5_K, R, kShared, B>(m, r0, a, begin, end, y); break;
+      default: rows_quant_held<kGpuQ6_K, R, kShared, B>(m, r0, a, begin, end, y); break;
     }
   } else {
     rows_plain<kAct, R, kShared>(m, r0, a, begin, end, y);

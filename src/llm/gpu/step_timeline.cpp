@@ -25,12 +25,12 @@ double work_start(const BlockStamps& s) {
   return static_cast<double>(s[LLM_STAMP_PREPARED] ? s[LLM_STAMP_PREPARED] : s[LLM_STAMP_RELEASED]);
 }
 
-// Whether no block of the launch stamped anything (kernels built without
-// LLM_TRACE).
-bool unstamped(const TracedLaunch& launch) {
-  return std::all_of(launch.blocks.begin(), launch.blocks.end(),
-                     [](const BlockStamps& s) { return s == BlockStamps{}; });
-}
+// Whether a block stamped nothing: it left at once, or its kernel was built
+// without LLM_TRACE.
+bool blank(const BlockStamps& s) { return s == BlockStamps{}; }
+
+// Whether no block of the launch stamped anything.
+bool unstamped(const TracedLaunch& launch) { return std::all_of(launch.blocks.begin(), launch.blocks.end(), blank); }
 
 }  // namespace
 
@@ -50,7 +50,7 @@ StepTimeline summarize_timeline(const std::vector<TracedLaunch>& launches) {
       const BlockStamps& s = launch.blocks[b];
       // A block with nothing to do may leave at once, unstamped, where another
       // block of its launch counts it (kernels/llm_chain.cuh): left out.
-      if (traced && s == BlockStamps{}) continue;
+      if (traced && blank(s)) continue;
       if (s[LLM_STAMP_START] == 0 || s[LLM_STAMP_RELEASED] == 0 || s[LLM_STAMP_DONE] == 0) {
         throw FormatError("timeline: block " + std::to_string(b) + " of launch " + std::to_string(l) + " (" +
                           launch.what + ") wrote no stamps (kernels built without LLM_TRACE?)");
