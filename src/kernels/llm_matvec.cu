@@ -168,6 +168,13 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
   }
 }
 
+// Whether the early gate/up kernels with several rows a warp load two rounds
+// before the wait in a self-ordered step (rows_loop_pipelined; 0 for
+// measurements).
+#ifndef MV_PIPE_TWO_EARLY
+#define MV_PIPE_TWO_EARLY 1
+#endif
+
 // What a block of an early-loading product (matvec_early) does once its warps'
 // first weight loads are out: wait for the launches ahead, then prepare the
 // activations. NoEarlyPrep: the block has done both before its rows.
@@ -200,9 +207,10 @@ struct EarlyPrep {
 // the two rounds in registers hold only what that format loads (a run-time
 // format made every group the size of the largest, and the kernel spilled).
 //
-// With an EarlyPrep (matvec_early) the warp's first round is loaded before the
-// block waits for the launches ahead and prepares its activations (`a` is then
-// the preparation's).
+// With an EarlyPrep (matvec_early) the warp's first round (its first two, with
+// several rows a warp in a self-ordered step) is loaded before the block waits
+// for the launches ahead and prepares its activations (`a` is then the
+// preparation's).
 template <int kFormat, int kEpi, int R, class Prep = NoEarlyPrep>
 __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, ActView a, unsigned long long* best,
                                                     const Prep& early = Prep{}) {
@@ -242,6 +250,22 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
   Loaded cur[R][kU];
   Step now = step_at(0);
   if (has) load_round<kFormat, R, kU, false>(now.m, now.r, groups, now.g0, groups, cur);
+  // With several rows a warp, a round is one or two groups a row, a small part
+  // of a task: in a self-ordered step, whose early loads overlap the launch
+  // ahead, the second round is loaded before the wait as well, and the first
+  // step issues nothing. On the H200 1B Q6_K decoded 1.8% faster so; one row
+  // a warp (8B's gate/up, whose round is half a task) was 1.1% slower, Q8_0
+  // (the largest groups: the kernel spilled) 7% slower, and in stream order
+  // (cuda), where the loads overlap the preparation only, 1B Q6_K lost 3.6%
+  // (docs/perf-notes.md).
+  constexpr bool kTwoEarly = kEarly && R > 1 && kFormat != kGpuQ8_0 && MV_PIPE_TWO_EARLY;
+  Loaded pre[R][kU];
+  Step pre_step = now;
+  const bool two = kTwoEarly && steps > 1 && job.chain.chained != 0;
+  if (two) {
+    pre_step = step_at(1);
+    load_round<kFormat, R, kU, false>(pre_step.m, pre_step.r, groups, pre_step.g0, groups, pre);
+  }
   if (kEarly) {
     a = early.prepare(job);
     if (!has) return;
@@ -251,8 +275,17 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
     Loaded next[R][kU];
     Step then = now;
     if (s + 1 < steps) {
-      then = step_at(s + 1);
-      load_round<kFormat, R, kU, false>(then.m, then.r, groups, then.g0, groups, next);
+      if (two && s == 0) {
+        then = pre_step;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+#pragma unroll
+          for (int k = 0; k < kU; ++k) next[r][k] = pre[r][k];
+        }
+      } else {
+        then = step_at(s + 1);
+        load_round<kFormat, R, kU, false>(then.m, then.r, groups, then.g0, groups, next);
+      }
     }
     // Into y or u directly, group after group as in rows_quant: every row's
     // sum keeps its order, so both loops give the same bits.

@@ -68,9 +68,11 @@ struct GpuLlamaOptions {
   // Matrix-vector products whose warps load their first weights before the
   // block waits for the launches ahead and prepares its activations
   // (llm_matvec.cu's matvec_early): "on" wherever a kernel has the weights'
-  // format, "off", or "auto": all of those but quantized products that add
-  // into the residual (Wo, down) with rows of more than one round a warp --
-  // 8B's Wo and down, rows of two to four rounds, made decode slower early
+  // format, "off", or "auto": all of those in a self-ordered step; in a
+  // stream-ordered one (where the loads overlap the preparation only) all but
+  // quantized products that add into the residual (Wo, down) with rows of more
+  // than one round a warp -- 8B's Wo and down, rows of two to four rounds,
+  // decoded faster early when self-ordered and slower when not on the H200
   // (NVHCQ_EARLY_LOADS; docs/perf-notes.md).
   std::string early_loads = "auto";
   // Decode launches whose output is an add product's input quantize it once

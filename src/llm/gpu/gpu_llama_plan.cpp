@@ -52,13 +52,14 @@ bool pipelined(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu) {
 }
 
 // Whether a decode product takes its early-loading kernel under the
-// GpuLlamaOptions::early_loads setting `early`.
+// GpuLlamaOptions::early_loads setting `early`, in a step whose launches are
+// self-ordered (`chained`) or not.
 bool early_kernel(const std::string& early, const std::vector<const LlmGpuMatrix*>& mats, const std::string& epilogue,
-                  int rows_per_warp) {
+                  int rows_per_warp, bool chained) {
   const int f = one_format(mats);
   if (early == "off" || epilogue == "logits" || f < 0 || !llm_mv_early(f, epilogue == "swiglu")) return false;
   const bool quantized = f != kGpuF16 && f != kGpuBF16;
-  return early == "on" || epilogue != "add" || !quantized ||
+  return early == "on" || chained || epilogue != "add" || !quantized ||
          llm_mv_early_rounds(mats.front()->cols, rows_per_warp) == 1;
 }
 
@@ -199,7 +200,8 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
       throw FormatError("'" + g.first->name + "': rows of " + std::to_string(job.cols) + " " +
                         act_kind_name(g.act) + " activations exceed the GPU kernel's shared memory");
     }
-    const bool early = chain != nullptr && early_kernel(options_.early_loads, descs, epilogue, job.rows_per_warp);
+    const bool early = chain != nullptr &&
+                       early_kernel(options_.early_loads, descs, epilogue, job.rows_per_warp, chain->chained());
     // (An add product's input handed over, or a swiglu product handing its
     // output over: kernels of their own, llm_matvec.cu.)
     const bool handoff = in_handoff || job.out_handoff != LLM_HANDOFF_NONE;
