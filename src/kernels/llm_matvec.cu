@@ -48,6 +48,13 @@
 #else
 #define MV_QUANT_CLUSTER_DIMS
 #endif
+// Whether the early gate/up kernels with several rows a warp load two rounds
+// before the wait in a self-ordered step (rows_loop_pipelined; 0 for
+// measurements).
+#ifndef MV_PIPE_TWO_EARLY
+#define MV_PIPE_TWO_EARLY 1
+#endif
+
 // Kernels of a hand-off (llm_handoff.cuh) are the add and swiglu kernels with
 // this bit in their epilogue: an add kernel whose input was handed over (it
 // copies instead of preparing) and a swiglu kernel that hands its output over.
@@ -167,13 +174,6 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
     finish_rows<kEpi, R>(job, row0, y, u, residual, best);
   }
 }
-
-// Whether the early gate/up kernels with several rows a warp load two rounds
-// before the wait in a self-ordered step (rows_loop_pipelined; 0 for
-// measurements).
-#ifndef MV_PIPE_TWO_EARLY
-#define MV_PIPE_TWO_EARLY 1
-#endif
 
 // What a block of an early-loading product (matvec_early) does once its warps'
 // first weight loads are out: wait for the launches ahead, then prepare the
