@@ -54,6 +54,12 @@
 #ifndef MV_PIPE_TWO_EARLY
 #define MV_PIPE_TWO_EARLY 1
 #endif
+// Whether the early 16-bit gate/up kernels with several rows a warp load their
+// first up round before the wait as well as their first gate round
+// (early_swiglu_rows; 0 for measurements).
+#ifndef MV_PLAIN_UP_EARLY
+#define MV_PLAIN_UP_EARLY 1
+#endif
 
 // Kernels of a hand-off (llm_handoff.cuh) are the add and swiglu kernels with
 // this bit in their epilogue: an add kernel whose input was handed over (it
@@ -537,10 +543,45 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
   }
 }
 
+// Rows of a 16-bit gate/up product: the warp's first task's first gate round
+// early -- with several rows a warp its first up round too -- and the rest
+// after the preparation, gate before up as in rows_loop (the same sums in its
+// order). On the H200 these made 1B F16 (two rows a warp) decode 0.9-1.8%
+// faster on nv and 1.7% on cuda; 8B F16 (one row a warp) was 1.3-1.5% slower
+// with its up round early too, and even without (docs/perf-notes.md).
+template <int kAct, int kEpi, int R, class Round>
+__device__ __forceinline__ void early_swiglu_rows(const LlmMatvecJob& job,
+                                                  const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
+  constexpr bool kUpEarly = MV_PLAIN_UP_EARLY && R > 1;
+  const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
+  const int tasks = job.rows / R;
+  const int end = Round::units(job);
+  const bool has = first < tasks;
+  Round gate, up;
+  if (has) {
+    gate.load(job.m[0], first * R, 0, end);
+    if (kUpEarly) up.load(job.m[1], first * R, 0, end);
+  }
+  const ActView a = early.prepare(job);
+  if (!has) return;
+  float y[R], u[R];
+  early_task<R>(job.m[0], first * R, a, end, gate, true, y);
+  early_task<R>(job.m[1], first * R, a, end, up, kUpEarly, u);
+  finish_rows<kEpi, R>(job, first * R, y, u, 0.0f, nullptr);
+  for (int task = first + stride; task < tasks; task += stride) {
+    const int row0 = task * R;
+    early_task<R>(job.m[0], row0, a, end, gate, false, y);
+    early_task<R>(job.m[1], row0, a, end, up, false, u);
+    finish_rows<kEpi, R>(job, row0, y, u, 0.0f, nullptr);
+  }
+}
+
 template <int kAct, int kEpi, int R, class B>
 __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job,
                                               const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
-  if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
+  if (MV_EPI(kEpi) == LLM_EPI_SWIGLU && (kAct == kActF16 || kAct == kActBF16)) {
+    return early_swiglu_rows<kAct, kEpi, R, PlainRound<kAct, R>>(job, early);
+  } else if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
     switch (job_format<kEpi>(job)) {
       MV_PIPELINED_FORMATS(return rows_loop_pipelined<kFormat, kEpi, R>(job, ActView{}, nullptr, early))
       default: break;
@@ -633,7 +674,20 @@ MATVEC_KERNELS(f32, kActF32, )
 MATVEC_EARLY_KERNELS(q8x32, kActQ8x32, MV_QUANT_CLUSTER_DIMS)
 MATVEC_EARLY_KERNELS(q8k, kActQ8K, MV_QUANT_CLUSTER_DIMS)
 MATVEC_HANDOFF_KERNELS(MATVEC_EARLY_KERNEL)
+// The 16-bit gate/up early kernels are in the 16-bit kinds' builds only (and
+// in the build of every kind): the quantized builds' CUBINs stay byte for
+// byte what they were without them. (With them, 1B Q6_K decoded 0.6-1.0%
+// slower on the H200 with its kernels' machine code unchanged: where a
+// kernel's code lies in the image costs that much, docs/perf-notes.md.)
+static_assert(kActF16 == 2 && kActBF16 == 3, "the #if below names the 16-bit kinds by number");
+#if MV_ACT < 0 || MV_ACT == 2 || MV_ACT == 3
+#define MATVEC_16BIT_SWIGLU_EARLY(act_name, act) MATVEC_EARLY_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU, )
+#else
+#define MATVEC_16BIT_SWIGLU_EARLY(act_name, act)
+#endif
 MATVEC_EARLY_KERNEL(f16, kActF16, store, LLM_EPI_STORE, )
 MATVEC_EARLY_KERNEL(f16, kActF16, add, LLM_EPI_ADD, )
+MATVEC_16BIT_SWIGLU_EARLY(f16, kActF16)
 MATVEC_EARLY_KERNEL(bf16, kActBF16, store, LLM_EPI_STORE, )
 MATVEC_EARLY_KERNEL(bf16, kActBF16, add, LLM_EPI_ADD, )
+MATVEC_16BIT_SWIGLU_EARLY(bf16, kActBF16)

@@ -58,10 +58,11 @@ LLM_HD bool llm_mv_pipelined(int format, bool swiglu) {
 
 // Whether a product whose matrices all have weight format `format` has an
 // early-loading kernel (llm_matvec.cu's matvec_early builds it for these: the
-// pipelined gate/up products, and the others' common formats). Not the
-// logits: their warps take many rows each, and a first round is little of it.
+// pipelined and the 16-bit gate/up products, and the others' common formats).
+// Not the logits: their warps take many rows each, and a first round is
+// little of it.
 LLM_HD bool llm_mv_early(int format, bool swiglu) {
-  if (swiglu) return llm_mv_pipelined(format, true);
+  if (swiglu) return llm_mv_pipelined(format, true) || format == kGpuF16 || format == kGpuBF16;
   switch (format) {
     case kGpuQ4_K:
     case kGpuQ6_K:
