@@ -675,10 +675,10 @@ MATVEC_EARLY_KERNELS(q8x32, kActQ8x32, MV_QUANT_CLUSTER_DIMS)
 MATVEC_EARLY_KERNELS(q8k, kActQ8K, MV_QUANT_CLUSTER_DIMS)
 MATVEC_HANDOFF_KERNELS(MATVEC_EARLY_KERNEL)
 // The 16-bit gate/up early kernels are in the 16-bit kinds' builds only (and
-// in the build of every kind): the quantized builds' CUBINs stay byte for
-// byte what they were without them. (With them, 1B Q6_K decoded 0.6-1.0%
-// slower on the H200 with its kernels' machine code unchanged: where a
-// kernel's code lies in the image costs that much, docs/perf-notes.md.)
+// in the build of every kind), so the quantized builds' CUBINs stay byte for
+// byte what they were without them: with them there (traps), 1B Q6_K decoded
+// 0.6-1.0% slower on the H200 with its kernels' machine code unchanged, for a
+// reason not found (docs/perf-notes.md).
 static_assert(kActF16 == 2 && kActBF16 == 3, "the #if below names the 16-bit kinds by number");
 #if MV_ACT < 0 || MV_ACT == 2 || MV_ACT == 3
 #define MATVEC_16BIT_SWIGLU_EARLY(act_name, act) MATVEC_EARLY_KERNEL(act_name, act, swiglu, LLM_EPI_SWIGLU, )
