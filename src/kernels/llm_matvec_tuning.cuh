@@ -62,7 +62,7 @@ LLM_HD bool llm_mv_pipelined(int format, bool swiglu) {
 // Not the logits: their warps take many rows each, and a first round is
 // little of it.
 LLM_HD bool llm_mv_early(int format, bool swiglu) {
-  if (swiglu) return llm_mv_pipelined(format, true) || format == kGpuF16 || format == kGpuBF16;
+  if (swiglu) return llm_mv_pipelined(format, true) || llm_format_16bit(format);
   switch (format) {
     case kGpuQ4_K:
     case kGpuQ6_K:

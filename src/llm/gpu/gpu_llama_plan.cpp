@@ -58,8 +58,7 @@ bool early_kernel(const std::string& early, const std::vector<const LlmGpuMatrix
                   int rows_per_warp, bool chained) {
   const int f = one_format(mats);
   if (early == "off" || epilogue == "logits" || f < 0 || !llm_mv_early(f, epilogue == "swiglu")) return false;
-  const bool quantized = f != kGpuF16 && f != kGpuBF16;
-  return early == "on" || chained || epilogue != "add" || !quantized ||
+  return early == "on" || chained || epilogue != "add" || llm_format_16bit(f) ||
          llm_mv_early_rounds(mats.front()->cols, rows_per_warp) == 1;
 }
 
