@@ -324,9 +324,15 @@ __device__ __forceinline__ int held_index(int k, int rank) {
   return quad_index<kThreads, Share>(k, rank);
 }
 
-template <int kAct, int kThreads, class Sync, class Share>
+// What a preparation does once its input loads are out (and before it waits
+// for them): by default nothing.
+struct NoPrepHook {
+  __device__ __forceinline__ void operator()() const {}
+};
+
+template <int kAct, int kThreads, class Sync, class Share, class Hook>
 __device__ ActView prepare_held(const float* x, const float* norm, float eps, int cols, uint8_t* smem, double* red,
-                                double* slots) {
+                                double* slots, const Hook& hook) {
   float4 val[ACT_HELD_VECS], w[ACT_HELD_VECS];
   double ss = 0.0;
   const int rank = Share::rank();
@@ -339,6 +345,7 @@ __device__ ActView prepare_held(const float* x, const float* norm, float eps, in
       w[k] = *(const float4*)(norm + i);
     }
   }
+  hook();
   Share::ready();
   // Summed in k order, as the loads came (the order only changes the double's last bits).
 #pragma unroll
@@ -388,9 +395,9 @@ __device__ ActView prepare_held(const float* x, const float* norm, float eps, in
 // The block's activations of kind kAct in shared memory (callers sync after).
 // Share = ActShare<n>, n > 1: the blocks of the launch's clusters of n prepare
 // it together (llm_cluster.cuh), and each block holds all of it on return.
-template <int kAct, int kThreads, class Sync = CtaSync, class Share = ActShare<1>>
+template <int kAct, int kThreads, class Sync = CtaSync, class Share = ActShare<1>, class Hook = NoPrepHook>
 __device__ ActView prepare_activations(const float* x, const float* norm, float eps, int cols, uint8_t* smem,
-                                       double* red) {
+                                       double* red, const Hook& hook = Hook{}) {
   double* slots = nullptr;
   if constexpr (Share::kBlocks > 1) {
     __shared__ double cluster_slots[Share::kBlocks];
@@ -399,8 +406,12 @@ __device__ ActView prepare_activations(const float* x, const float* norm, float 
   Share::started();
   ActView a{};
   if (norm && cols <= ACT_HELD_VECS * 4 * kThreads) {
-    a = prepare_held<kAct, kThreads, Sync, Share>(x, norm, eps, cols, smem, red, slots);
+    a = prepare_held<kAct, kThreads, Sync, Share>(x, norm, eps, cols, smem, red, slots, hook);
   } else {
+    // (Here the hook runs before the input's loads. The products that pass
+    // one, the 16-bit gate/up, have a norm, and LLaMA's normalized inputs are
+    // short enough for prepare_held.)
+    hook();
     const float scale = norm ? block_rms_scale<kThreads, Sync, Share>(x, cols, eps, red, slots) : 1.0f;
     if (kAct == kActQ8x32) prep_q8x32<kThreads, Share>(x, norm, scale, cols, smem, &a);
     if (kAct == kActQ8K) prep_q8k<kThreads, Share>(x, norm, scale, cols, smem, &a);

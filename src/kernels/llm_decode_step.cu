@@ -16,6 +16,7 @@
 // than half an SM's shared memory, so no two share one). Data other SMs wrote
 // during the launch is read through L2 (ld.global.cg).
 #include "llm_attention_block.cuh"
+#include "llm_bulk.cuh"
 #include "llm_jobs.cuh"
 #include "llm_matvec_rows.cuh"
 
@@ -38,41 +39,7 @@ struct AttentionSync {
   __device__ static void sync() { asm volatile("bar.sync 2, %0;" ::"n"(LLM_ATTN_THREADS) : "memory"); }
 };
 
-// --- mbarriers and bulk copies (sm_90) --------------------------------------
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  uint32_t a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbarrier_expect_bytes(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
-}
-// Waits until the phase with this parity has completed.
-__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n WAIT:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      " @!done bra WAIT;\n}" ::"r"(shared_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-// bytes (a multiple of 16) from global src (16-byte aligned) to shared dst,
-// counted on bar; weights go first when L2 needs room.
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-          shared_address(dst)),
-      "l"(src), "r"(bytes), "r"(shared_address(bar)), "l"(evict_first_policy())
-      : "memory");
-}
+// --- Timestamps ----------------------------------------------------------------
 
 __device__ __forceinline__ uint64_t global_timer() {
   uint64_t t;
@@ -341,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(DS_THREADS, 1) llm_decode_step(cons
       mbarrier_init(&sh.full[s], 1);
       mbarrier_init(&sh.empty[s], DS_COMPUTE_WARPS);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    mbarrier_init_fence();
   }
   for (int i = threadIdx.x; i < DS_MAX_SLOTS * DS_COMPUTE_WARPS; i += DS_THREADS) (&sh.done[0][0])[i] = 0;
   __syncthreads();

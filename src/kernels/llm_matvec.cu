@@ -16,6 +16,7 @@
 //   _early      the warps' first weight loads issued before the wait and the
 //               preparation (matvec_early, below)
 #include "gemm_prims.cuh"  // dynamic_smem
+#include "llm_bulk.cuh"
 #include "llm_chain.cuh"
 #include "llm_handoff.cuh"
 #include "llm_jobs.cuh"
@@ -61,6 +62,15 @@
 #define MV_PLAIN_UP_EARLY 1
 #endif
 
+// How the early 16-bit gate/up kernels load their first gate and up rounds
+// before the wait: 0 into registers (early_swiglu_rows); copied into shared
+// memory by the TMA (staged_swiglu_rows), 1 both before the wait, 2 the up
+// rows' once the preparation's input loads are out. On the H200 1B F16
+// decoded 0.4% faster with 1 and 2.0% with 2 than with 0 (docs/perf-notes.md).
+#ifndef MV_PLAIN_STAGE
+#define MV_PLAIN_STAGE 2
+#endif
+
 // Kernels of a hand-off (llm_handoff.cuh) are the add and swiglu kernels with
 // this bit in their epilogue: an add kernel whose input was handed over (it
 // copies instead of preparing) and a swiglu kernel that hands its output over.
@@ -81,14 +91,16 @@ __device__ constexpr int mv_share() {
 // (llm_handoff.cuh) by each block alone: a copy has no arithmetic to share
 // (the cluster's blocks copying it together made 1B Q4_0 decode 1.3% slower
 // on the H200, docs/perf-notes.md).
-template <int kAct, int kEpi, class Share>
-__device__ __forceinline__ ActView mv_prepare(const LlmMatvecJob& job, uint8_t* smem, double* red) {
+template <int kAct, int kEpi, class Share, class Hook = NoPrepHook>
+__device__ __forceinline__ ActView mv_prepare(const LlmMatvecJob& job, uint8_t* smem, double* red,
+                                              const Hook& hook = Hook{}) {
   if constexpr (MV_EPI(kEpi) == LLM_EPI_ADD && (kEpi & MV_HANDOFF) != 0) {
     static_assert(kAct == kActQ8x32, "hand-offs are Q8_0/Q8_1 groups");
+    hook();
     return copy_handoff<MV_THREADS, ActShare<1>>((const uint8_t*)job.in, job.cols, smem);
   }
   return prepare_activations<kAct, MV_THREADS, CtaSync, Share>((const float*)job.in, (const float*)job.norm,
-                                                               job.eps, job.cols, smem, red);
+                                                               job.eps, job.cols, smem, red, hook);
 }
 
 // The cluster of a kernel of activation kind kAct, as an ActShare.
@@ -186,17 +198,20 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
 // activations. NoEarlyPrep: the block has done both before its rows.
 struct NoEarlyPrep {
   enum { kEarly = 0 };  // (enumerators: see llm_gemm_wgmma.cu on static constexpr members)
-  __device__ __forceinline__ ActView prepare(const LlmMatvecJob&) const { return ActView{}; }
+  template <class Hook = NoPrepHook>
+  __device__ __forceinline__ ActView prepare(const LlmMatvecJob&, const Hook& = Hook{}) const { return ActView{}; }
 };
 template <int kAct, int kShare, int kEpi>
 struct EarlyPrep {
   enum { kEarly = 1 };
   uint8_t* smem;
   double* red;
-  __device__ __forceinline__ ActView prepare(const LlmMatvecJob& job) const {
+  // (hook: what the block does once the preparation's input loads are out.)
+  template <class Hook = NoPrepHook>
+  __device__ __forceinline__ ActView prepare(const LlmMatvecJob& job, const Hook& hook = Hook{}) const {
     LlmStepState* state = (LlmStepState*)job.state;
     chain_wait(job.chain, state);
-    const ActView a = mv_prepare<kAct, kEpi, ActShare<kShare>>(job, smem, red);
+    const ActView a = mv_prepare<kAct, kEpi, ActShare<kShare>>(job, smem, red, hook);
     __syncthreads();
     chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
     return a;
@@ -489,6 +504,36 @@ struct PlainRound {
   __device__ __forceinline__ void dot(const ActView& a, int base, int end, float* acc) const {
     dot_plain_round<kAct, R, kU>(w, a, base + (threadIdx.x & 31) * kPer, end, acc);
   }
+
+  // Staged rounds (staged_swiglu_rows): round 0 of row r0 + i in shared memory
+  // at slot + i * kSlotBytes, as many of the row's first bytes as a round
+  // reads (the whole row where it is shorter).
+  enum { kSlotBytes = llm_mv_plain_round_bytes(R) };
+  static_assert(kSlotBytes == 32 * 16 * kU, "a slot holds one round of a row");
+  static __device__ __forceinline__ uint32_t slot_fill(int end) {
+    const int row_bytes = end * (16 / kPer);
+    return row_bytes < kSlotBytes ? row_bytes : kSlotBytes;
+  }
+  // (One thread: the copies of the R rows, counted on bar.)
+  static __device__ __forceinline__ void stage(const LlmGpuMatrix& m, int r0, int end, uint8_t* slot, uint64_t* bar) {
+    const uint32_t bytes = slot_fill(end);
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      bulk_load(slot + i * kSlotBytes, (const uint8_t*)m.qs + (size_t)(r0 + i) * end * (16 / kPer), bytes, bar);
+    }
+  }
+  // Round 0 from its staged copy, the units load() would take.
+  __device__ __forceinline__ void from_stage(const uint8_t* slot, int end) {
+    const int c0 = (threadIdx.x & 31) * kPer;
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int c = min(c0 + 32 * kPer * u, end - kPer);
+        w[i][u] = act_load16(slot + i * kSlotBytes + c * (16 / kPer));
+      }
+    }
+  }
 };
 
 // A task's R rows (of matrix m from its row r) into y, summed over the warp;
@@ -543,12 +588,13 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
   }
 }
 
-// Rows of a 16-bit gate/up product: the warp's first task's first gate round
-// early -- with several rows a warp its first up round too -- and the rest
-// after the preparation, gate before up as in rows_loop (the same sums in its
-// order). On the H200 these made 1B F16 (two rows a warp) decode 0.9-1.8%
-// faster on nv and 1.7% on cuda; 8B F16 (one row a warp) was 1.3-1.5% slower
-// with its up round early too, and even without (docs/perf-notes.md).
+// Rows of a 16-bit gate/up product with MV_PLAIN_STAGE 0: the warp's first
+// task's first gate round early -- with several rows a warp its first up round
+// too -- and the rest after the preparation, gate before up as in rows_loop
+// (the same sums in its order). On the H200 these made 1B F16 (two rows a warp)
+// decode 0.9-1.8% faster on nv and 1.7% on cuda; 8B F16 (one row a warp) was
+// 1.3-1.5% slower with its up round early too, and even without
+// (docs/perf-notes.md).
 template <int kAct, int kEpi, int R, class Round>
 __device__ __forceinline__ void early_swiglu_rows(const LlmMatvecJob& job,
                                                   const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
@@ -576,10 +622,85 @@ __device__ __forceinline__ void early_swiglu_rows(const LlmMatvecJob& job,
   }
 }
 
+// A task's R rows whose round 0 is staged at `slot` (counted on bar, unless
+// null: waited for already), summed over the warp into y. The next round's
+// loads go out before the staged round is multiplied; the sums keep
+// early_task's order.
+template <int R, class Round>
+__device__ __forceinline__ void staged_task(const LlmGpuMatrix& m, int r, const ActView& a, int end,
+                                            const uint8_t* slot, uint64_t* bar, float* y) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) y[i] = 0.0f;
+  Round more;
+  if (Round::kStep < end) more.load(m, r, Round::kStep, end);
+  if (bar) mbarrier_wait(bar, 0);
+  {
+    Round staged;
+    staged.from_stage(slot, end);
+    staged.dot(a, 0, end, y);
+  }
+  for (int base = Round::kStep; base < end; base += Round::kStep) {
+    if (base > Round::kStep) more.load(m, r, base, end);
+    more.dot(a, base, end, y);
+  }
+#pragma unroll
+  for (int i = 0; i < R; ++i) y[i] = warp_sum(y[i]);
+}
+
+// early_swiglu_rows with the warp's first gate and up rounds copied into shared
+// memory by the TMA (from job.stage_at, a warp's 2 R slots after the warp
+// before's: llm_mv_plain_stage_bytes) instead of loaded into registers. The
+// gate rows' copies go out before the wait, the up rows' (MV_PLAIN_STAGE 2)
+// once the preparation's input loads are out: the memory serves requests in
+// about the order they come, and a block's input and the wait's polls queued
+// behind all of a launch's first rounds, 17 MB on 1B F16's gate/up (the
+// timeline put its blocks' release 4.4 us after the launch ahead had ended,
+// the first rounds' stream took 3.8). Split so, the stream still covers the
+// wait and the preparation, and the preparation does not wait for all of it.
+template <int kAct, int kEpi, int R, class Round>
+__device__ __forceinline__ void staged_swiglu_rows(const LlmMatvecJob& job,
+                                                   const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
+  __shared__ uint64_t staged[MV_WARPS];
+  const int warp = threadIdx.x >> 5;
+  const int first = blockIdx.x * MV_WARPS + warp, stride = gridDim.x * MV_WARPS;
+  const int tasks = job.rows / R;
+  const int end = Round::units(job);
+  const bool has = first < tasks;
+  uint8_t* slots = dynamic_smem() + job.stage_at + warp * 2 * R * Round::kSlotBytes;
+  const bool copier = has && (threadIdx.x & 31) == 0;
+  if (copier) {
+    mbarrier_init(&staged[warp], 1);
+    mbarrier_init_fence();
+    mbarrier_expect_bytes(&staged[warp], 2 * R * Round::slot_fill(end));
+    Round::stage(job.m[0], first * R, end, slots, &staged[warp]);
+    if (MV_PLAIN_STAGE == 1) Round::stage(job.m[1], first * R, end, slots + R * Round::kSlotBytes, &staged[warp]);
+  }
+  // (MV_PLAIN_STAGE 2: the up rows' copies, from the preparation.)
+  auto up_copies = [&] {
+    if (MV_PLAIN_STAGE == 2 && copier) {
+      Round::stage(job.m[1], first * R, end, slots + R * Round::kSlotBytes, &staged[warp]);
+    }
+  };
+  const ActView a = early.prepare(job, up_copies);
+  if (!has) return;
+  float y[R], u[R];
+  staged_task<R, Round>(job.m[0], first * R, a, end, slots, &staged[warp], y);
+  staged_task<R, Round>(job.m[1], first * R, a, end, slots + R * Round::kSlotBytes, nullptr, u);
+  finish_rows<kEpi, R>(job, first * R, y, u, 0.0f, nullptr);
+  Round none;
+  for (int task = first + stride; task < tasks; task += stride) {
+    const int row0 = task * R;
+    early_task<R>(job.m[0], row0, a, end, none, false, y);
+    early_task<R>(job.m[1], row0, a, end, none, false, u);
+    finish_rows<kEpi, R>(job, row0, y, u, 0.0f, nullptr);
+  }
+}
+
 template <int kAct, int kEpi, int R, class B>
 __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job,
                                               const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
   if (MV_EPI(kEpi) == LLM_EPI_SWIGLU && (kAct == kActF16 || kAct == kActBF16)) {
+    if constexpr (MV_PLAIN_STAGE != 0) return staged_swiglu_rows<kAct, kEpi, R, PlainRound<kAct, R>>(job, early);
     return early_swiglu_rows<kAct, kEpi, R, PlainRound<kAct, R>>(job, early);
   } else if (MV_EPI(kEpi) == LLM_EPI_SWIGLU) {
     switch (job_format<kEpi>(job)) {

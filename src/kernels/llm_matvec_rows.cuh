@@ -20,12 +20,6 @@
 #ifndef MV_IN_FLIGHT_SHARED
 #define MV_IN_FLIGHT_SHARED 2
 #endif
-// F16/BF16/F32 rows: 16-byte units a lane loads before its first product (8 was
-// the fastest of 4, 8, 12 and 16 on the H200: docs/perf-notes.md).
-#ifndef MV_IN_FLIGHT_PLAIN
-#define MV_IN_FLIGHT_PLAIN MV_IN_FLIGHT
-#endif
-
 template <bool kShared>
 __device__ __forceinline__ uint4 mv_load16(const uint8_t* p) {
   return kShared ? *(const uint4*)p : load_stream16(p);

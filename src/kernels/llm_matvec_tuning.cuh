@@ -13,6 +13,12 @@
 #define MV_IN_FLIGHT 8
 #endif
 
+// F16/BF16/F32 rows: 16-byte units a lane loads before its first product (8 was
+// the fastest of 4, 8, 12 and 16 on the H200: docs/perf-notes.md).
+#ifndef MV_IN_FLIGHT_PLAIN
+#define MV_IN_FLIGHT_PLAIN MV_IN_FLIGHT
+#endif
+
 // Which quantized products llm_matvec.cu pipelines, a bit mask: 1 K-quant
 // gate/up, 2 other K-quant products, 4 Q4_0/Q4_1/Q8_0 gate/up, 8 their other
 // products. The shorter products (one or two tasks a warp) were slower
@@ -80,4 +86,20 @@ LLM_HD bool llm_mv_early(int format, bool swiglu) {
 LLM_HD int llm_mv_early_rounds(int cols, int rows_per_warp) {
   const int per_round = 32 * mv_per_row(MV_IN_FLIGHT, rows_per_warp);
   return (cols / LLM_GROUP + per_round - 1) / per_round;
+}
+
+// Bytes of one row's round of a 16-bit product with R rows a warp: 32 lanes'
+// MV_IN_FLIGHT_PLAIN / R 16-byte units (llm_matvec.cu's PlainRound).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+constexpr int llm_mv_plain_round_bytes(int rows_per_warp) {
+  return 32 * 16 * mv_per_row(MV_IN_FLIGHT_PLAIN, rows_per_warp);
+}
+
+// Shared memory an early 16-bit gate/up block stages its warps' first rounds
+// in (llm_matvec.cu's staged_swiglu_rows): round 0 of a warp's R gate and R up
+// rows, for each of `warps` warps.
+LLM_HD int llm_mv_plain_stage_bytes(int rows_per_warp, int warps) {
+  return warps * 2 * rows_per_warp * llm_mv_plain_round_bytes(rows_per_warp);
 }

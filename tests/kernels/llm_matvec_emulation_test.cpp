@@ -57,11 +57,17 @@ std::string run_kernel(const LlmMatvecJob& job) {
   cfg.grid = emu::Dim3{kBlocks, 1, 1};
   cfg.block = emu::Dim3{MV_THREADS, 1, 1};
   cfg.shared_bytes = llm_act_smem_bytes(kAct, job.cols);
+  LlmMatvecJob j = job;
+  if constexpr (kEarly && kEpi == LLM_EPI_SWIGLU && (kAct == kActF16 || kAct == kActBF16)) {
+    // The staged first rounds after the activations, as the plan lays them out.
+    j.stage_at = static_cast<int32_t>((cfg.shared_bytes + 127) / 128 * 128);
+    cfg.shared_bytes = static_cast<uint32_t>(j.stage_at + llm_mv_plain_stage_bytes(j.rows_per_warp, MV_WARPS));
+  }
   return emu::launch(cfg, [&] {
     if constexpr (kEarly) {
-      matvec_early<kAct, kEpi, B>(job);
+      matvec_early<kAct, kEpi, B>(j);
     } else {
-      matvec<kAct, kEpi, B>(job);
+      matvec<kAct, kEpi, B>(j);
     }
   });
 }
@@ -224,7 +230,8 @@ TEST_P(LlmMatvecEmulation, SwigluAndLogitsMatchTheCpuDotProducts) {
       plain = out;
     } else {
       // (Its first rounds are loaded before the wait: one, or two with
-      // several rows a warp; the sums keep their order.)
+      // several rows a warp, or for 16-bit rows staged in shared memory; the
+      // sums keep their order.)
       EXPECT_EQ(std::memcmp(out.data(), plain.data(), out.size() * sizeof(float)), 0) << "early against plain";
     }
   }

@@ -220,6 +220,13 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
              llm_swiglu_stage_bytes(rounds, static_cast<int>(kMatvecWarps) * job.rows_per_warp);
       if (smem > kMaxDynamicShared) throw FormatError("'" + g.first->name + "': too many rows to hand over");
     }
+    if (early && epilogue == "swiglu" && (g.act == kActF16 || g.act == kActBF16)) {
+      // The staged first rounds (llm_matvec.cu's staged_swiglu_rows), after
+      // the activations (unused by a build with MV_PLAIN_STAGE=0).
+      job.stage_at = static_cast<int32_t>((smem + 127) / 128 * 128);
+      smem = static_cast<uint32_t>(job.stage_at) +
+             static_cast<uint32_t>(llm_mv_plain_stage_bytes(job.rows_per_warp, static_cast<int>(kMatvecWarps)));
+    }
     d.dynamic_shared_bytes = smem;
     if (chain != nullptr) job.chain = chain->next(d);
     out.push_back(StepLaunch{what, &kernel, gpu::KernelArgs().add(job), d, chain != nullptr && chain->chained()});
