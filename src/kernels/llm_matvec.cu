@@ -588,6 +588,21 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
   }
 }
 
+// A 16-bit gate/up warp's tasks after its first (`first`, whose rounds went
+// early): gate before up, each loaded round by round after the preparation.
+template <int kEpi, int R, class Round>
+__device__ __forceinline__ void swiglu_later_tasks(const LlmMatvecJob& job, const ActView& a, int end, int first,
+                                                   int stride, int tasks) {
+  Round none;  // (early_task's loaded round, unused: nothing is loaded)
+  float y[R], u[R];
+  for (int task = first + stride; task < tasks; task += stride) {
+    const int row0 = task * R;
+    early_task<R>(job.m[0], row0, a, end, none, false, y);
+    early_task<R>(job.m[1], row0, a, end, none, false, u);
+    finish_rows<kEpi, R>(job, row0, y, u, 0.0f, nullptr);
+  }
+}
+
 // Rows of a 16-bit gate/up product with MV_PLAIN_STAGE 0: the warp's first
 // task's first gate round early -- with several rows a warp its first up round
 // too -- and the rest after the preparation, gate before up as in rows_loop
@@ -614,12 +629,7 @@ __device__ __forceinline__ void early_swiglu_rows(const LlmMatvecJob& job,
   early_task<R>(job.m[0], first * R, a, end, gate, true, y);
   early_task<R>(job.m[1], first * R, a, end, up, kUpEarly, u);
   finish_rows<kEpi, R>(job, first * R, y, u, 0.0f, nullptr);
-  for (int task = first + stride; task < tasks; task += stride) {
-    const int row0 = task * R;
-    early_task<R>(job.m[0], row0, a, end, gate, false, y);
-    early_task<R>(job.m[1], row0, a, end, up, false, u);
-    finish_rows<kEpi, R>(job, row0, y, u, 0.0f, nullptr);
-  }
+  swiglu_later_tasks<kEpi, R, Round>(job, a, end, first, stride, tasks);
 }
 
 // A task's R rows whose round 0 is staged at `slot` (counted on bar, unless
@@ -687,13 +697,7 @@ __device__ __forceinline__ void staged_swiglu_rows(const LlmMatvecJob& job,
   staged_task<R, Round>(job.m[0], first * R, a, end, slots, &staged[warp], y);
   staged_task<R, Round>(job.m[1], first * R, a, end, slots + R * Round::kSlotBytes, nullptr, u);
   finish_rows<kEpi, R>(job, first * R, y, u, 0.0f, nullptr);
-  Round none;
-  for (int task = first + stride; task < tasks; task += stride) {
-    const int row0 = task * R;
-    early_task<R>(job.m[0], row0, a, end, none, false, y);
-    early_task<R>(job.m[1], row0, a, end, none, false, u);
-    finish_rows<kEpi, R>(job, row0, y, u, 0.0f, nullptr);
-  }
+  swiglu_later_tasks<kEpi, R, Round>(job, a, end, first, stride, tasks);
 }
 
 template <int kAct, int kEpi, int R, class B>
