@@ -198,8 +198,7 @@ __device__ __forceinline__ void rows_loop(const LlmMatvecJob& job, const ActView
 // activations. NoEarlyPrep: the block has done both before its rows.
 struct NoEarlyPrep {
   enum { kEarly = 0 };  // (enumerators: see llm_gemm_wgmma.cu on static constexpr members)
-  template <class Hook = NoPrepHook>
-  __device__ __forceinline__ ActView prepare(const LlmMatvecJob&, const Hook& = Hook{}) const { return ActView{}; }
+  __device__ __forceinline__ ActView prepare(const LlmMatvecJob&) const { return ActView{}; }
 };
 template <int kAct, int kShare, int kEpi>
 struct EarlyPrep {
