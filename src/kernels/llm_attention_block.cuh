@@ -180,6 +180,43 @@ __device__ __forceinline__ void store_attention_handoff(const LlmAttentionJob& j
   handoff_group(r, (uint8_t*)job.out, job.out_stride, (int)(i / LLM_GROUP));
 }
 
+// A merged head's output handed over as Q8_K (merge_attention_splits with
+// LLM_HANDOFF_Q8K; one query head a unit): its super-block spans 256 /
+// head_dim heads, merged by other blocks, so the merged values wait in split
+// 0's parts and the last head of the super-block to be merged quantizes all
+// of it (the super-block's counter after the units', zero between launches).
+// Only contexts past one split's chunk merge; shorter ones exchange within a
+// thread-block cluster instead (attention_head_decode).
+template <class Sync>
+__device__ void merge_q8k_handoff(const LlmAttentionJob& job, int head, bool& last_block) {
+  const int hd = job.head_dim, stride = hd + 2, heads = LLM_SUPER / hd > 1 ? LLM_SUPER / hd : 1;
+  const int sb = head * hd / LLM_SUPER;
+  __threadfence();
+  Sync::sync();
+  if (threadIdx.x == 0) {
+    unsigned* counter = (unsigned*)job.counters + job.n_head + sb;
+    last_block = atomicAdd(counter, 1u) == (unsigned)heads - 1;
+    if (last_block) *counter = 0;
+  }
+  Sync::sync();
+  if (!last_block) return;
+  __threadfence();
+  // The super-blocks of a head of more than 256 dimensions are all this
+  // head's; a warp quantizes each, eight values a lane.
+  const int first_sb = head * hd / LLM_SUPER, supers = hd > LLM_SUPER ? hd / LLM_SUPER : 1;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  for (int k = warp; k < supers; k += (int)(blockDim.x >> 5)) {
+    const int b = first_sb + k;
+    float vals[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int i = b * LLM_SUPER + 8 * lane + j, h = i / hd;
+      vals[j] = __ldcg((const float*)job.partial + (size_t)h * job.splits * stride + i % hd);
+    }
+    q8k_super<ActShare<1>>(vals, b, q8k_view((uint8_t*)job.out, job.out_stride));
+  }
+}
+
 // Units (of heads_per_block query heads) per KV head: unit u reads KV head
 // u / attention_units_per_kv.
 __device__ __forceinline__ int attention_units_per_kv(const LlmAttentionJob& job) {
@@ -245,8 +282,10 @@ __device__ __forceinline__ void prefetch_kv(const LlmAttentionJob& job, int unit
 // weighted values of its heads, then each head's (max, sum)), the last split
 // of the unit to finish merges every split's part into the output. Every
 // thread of the block (kThreads) calls it; `last_block` is shared memory.
-// kHandoff: the output is handed over (store_attention_handoff).
-template <int kThreads, class Sync, bool kHandoff = false>
+// kHandoff: the output is handed over (LLM_HANDOFF_*): Q8_0/Q8_1 groups by
+// store_attention_handoff; Q8_K super-blocks by merge_q8k_handoff, after the
+// merge.
+template <int kThreads, class Sync, int kHandoff = LLM_HANDOFF_NONE>
 __device__ void merge_attention_splits(const LlmAttentionJob& job, int unit, int active, int heads, size_t out_at,
                                        bool& last_block) {
   const int hd = job.head_dim, n_out = heads * hd, stride = n_out + 2 * heads;
@@ -261,7 +300,7 @@ __device__ void merge_attention_splits(const LlmAttentionJob& job, int unit, int
   __threadfence();
   // The other splits' parts come from L2 (__ldcg): this SM's L1 may hold stale
   // lines of the same addresses from an earlier step.
-  const float* parts = (const float*)job.partial + (size_t)unit * job.splits * stride;
+  float* parts = (float*)job.partial + (size_t)unit * job.splits * stride;
   for (int o = threadIdx.x; o < n_out; o += kThreads) {
     const int g = o / hd;
     float m = NEG_INF;
@@ -275,17 +314,19 @@ __device__ void merge_attention_splits(const LlmAttentionJob& job, int unit, int
       num += __ldcg(ps + o) * w;
       den += __ldcg(ps + n_out + 2 * g + 1) * w;
     }
-    if constexpr (kHandoff) {
+    if constexpr (kHandoff == LLM_HANDOFF_Q8X32) {
       // (Lanes of a warp take 32 consecutive outputs: n_out and kThreads are
       // multiples of 32.)
       store_attention_handoff(job, out_at + o, num / den);
+    } else if constexpr (kHandoff == LLM_HANDOFF_Q8K) {
+      parts[o] = num / den;  // over split 0's part, which this thread alone read at o
     } else {
       store_attention_out(job, out_at + o, num / den);
     }
   }
   if (threadIdx.x == 0) ((unsigned*)job.counters)[unit] = 0;
+  if constexpr (kHandoff == LLM_HANDOFF_Q8K) merge_q8k_handoff<Sync>(job, unit, last_block);
 }
-
 // Block (unit, split, token) of AT_THREADS threads (threadIdx.x below
 // AT_THREADS) that meet at Sync. kDpl: head dimensions per lane (head_dim / 32);
 // kHeads: the most query heads a block of this instantiation holds.

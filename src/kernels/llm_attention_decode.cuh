@@ -42,15 +42,50 @@ struct DecodeHeadShared {
   __align__(16) uint16_t v_new[AT_MAX_HD];
   float warp_max[LLM_ATTN_DECODE_WARPS], warp_sum[LLM_ATTN_DECODE_WARPS];
   float warp_acc[LLM_ATTN_DECODE_WARPS][AT_MAX_HD];
+  uint2 peaks[LLM_ATTN_DECODE_WARPS];  // Q8_K hand-off: each warp's Peak,
+  uint2 block_peaks[8];                // and each cluster block's (written by the others)
   bool last_block;
 };
+
+// The head's outputs (threads [0, kHd), r) handed over as Q8_K where one
+// super-block is the heads of a cluster of kCluster blocks (256 / kHd;
+// attention_head_handoff_q8k): each block's first largest magnitude goes to
+// every block of the cluster (distributed shared memory), and each block
+// quantizes its own outputs with the super-block's. Every thread of every
+// block of the cluster calls it (ActShare<kCluster>::started() before).
+template <int kHd, int kCluster>
+__device__ __forceinline__ void handoff_head_q8k(const LlmAttentionJob& job, DecodeHeadShared& sh, size_t out_at,
+                                                 float r) {
+  static_assert(kHd * kCluster == LLM_SUPER, "a cluster's heads are one super-block");
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  constexpr int kWarps = kHd / 32;
+  Peak p{0u, 0.0f};
+  if (warp < kWarps) p = warp_peak(r);
+  if (warp < kWarps && lane == 0) sh.peaks[warp] = peak_bits(p);
+  __syncthreads();
+  Peak mine = peak_of(sh.peaks[0]);
+#pragma unroll
+  for (int w = 1; w < kWarps; ++w) mine = first_peak(mine, peak_of(sh.peaks[w]));
+  Peak all = mine;
+  if constexpr (kCluster > 1) {
+    using Cluster = ActShare<kCluster>;
+    Cluster::ready();
+    if (threadIdx.x == 0) Cluster::put(&sh.block_peaks[Cluster::rank()], peak_bits(mine));
+    Cluster::finish();
+    all = peak_of(sh.block_peaks[0]);
+#pragma unroll
+    for (int b = 1; b < kCluster; ++b) all = first_peak(all, peak_of(sh.block_peaks[b]));
+  }
+  if (warp < kWarps) handoff_q8k_warp(r, all, (uint8_t*)job.out, job.out_stride, (int)out_at + 32 * warp);
+}
 
 // Block (query head blockIdx.x, split blockIdx.y) of LLM_ATTN_DECODE_THREADS
 // threads; kDpl = head_dim / 32. Waits for the launches ahead itself (after
 // its early loads); returns the blocks the caller counts finished (0: the
 // block left at once, llm_chain.cuh's chain_signal). kHandoff: the output is
-// handed over quantized for Wo (store_attention_handoff).
-template <int kDpl, bool kHandoff>
+// handed over quantized for Wo (LLM_HANDOFF_*; Q8_K by clusters of kCluster
+// heads, handoff_head_q8k).
+template <int kDpl, int kHandoff, int kCluster = 1>
 __device__ uint32_t attention_head_decode(const LlmAttentionJob& job, DecodeHeadShared& sh) {
   enum {
     kHd = 32 * kDpl,
@@ -66,6 +101,11 @@ __device__ uint32_t attention_head_decode(const LlmAttentionJob& job, DecodeHead
   const AttentionSpan span = attention_span(job, split, 0);
   const int pos = span.pos, t0 = span.t0, t1 = span.t1;
   if (split >= span.active) return 0;  // no positions: split 0 counts this block
+  if constexpr (kHandoff == LLM_HANDOFF_Q8K && kCluster > 1) {
+    // (`active` is the same in every block of the cluster: one split, one
+    // position. Without a merge the cluster exchanges its peaks.)
+    if (span.active == 1) ActShare<kCluster>::started();
+  }
   const uint32_t counts = split == 0 ? 1 + job.splits - span.active : 1;
   const size_t head_base = (size_t)kvh * job.capacity * kHd;
   const uint16_t* k_cache = (const uint16_t*)job.k_cache + head_base + 8 * piece;
@@ -219,8 +259,10 @@ __device__ uint32_t attention_head_decode(const LlmAttentionJob& job, DecodeHead
     }
   }
   if (span.active == 1) {
-    if (o < kHd) {  // whole warps (kHd is 32 kDpl)
-      if constexpr (kHandoff) {
+    if constexpr (kHandoff == LLM_HANDOFF_Q8K) {
+      handoff_head_q8k<kHd, kCluster>(job, sh, out_at, o < kHd ? num / den : 0.0f);
+    } else if (o < kHd) {  // whole warps (kHd is 32 kDpl)
+      if constexpr (kHandoff == LLM_HANDOFF_Q8X32) {
         store_attention_handoff(job, out_at + o, num / den);
       } else {
         store_attention_out(job, out_at + o, num / den);
@@ -241,7 +283,7 @@ __device__ uint32_t attention_head_decode(const LlmAttentionJob& job, DecodeHead
 }
 
 // attention_head_decode for the job's head size.
-template <bool kHandoff = false>
+template <int kHandoff = LLM_HANDOFF_NONE>
 __device__ __forceinline__ uint32_t attention_head_decode_unit(const LlmAttentionJob& job, DecodeHeadShared& sh) {
   switch (job.head_dim) {
     case 64: return attention_head_decode<2, kHandoff>(job, sh);

@@ -12,8 +12,13 @@
 // (llm_matvec.cu's add_handoff kernels). The arithmetic is q8x32_quad's, so
 // the copy holds the bits the consumer would have prepared from those values.
 //
-// Q8_K activations (Q4_K, Q5_K, Q6_K weights) are not handed over: their scale
-// is one per 256 values, which no block holds, and a scale per group of 32
+// Q8_K activations (Q4_K, Q5_K, Q6_K weights) have one scale per super-block
+// of 256 values. The attention output hands them over where a super-block is
+// 256 / head_dim query heads of one attention launch: the decode blocks of
+// those heads run as one thread-block cluster and exchange their largest
+// magnitudes through distributed shared memory (attention_head_handoff_q8k,
+// llm_attention.cu). No gate/up block holds a super-block of the SwiGLU
+// output, which stays prepared by down's blocks; a scale per group of 32
 // (faster: 1B Q6_K 1,966 against 1,890 tok/s) changed greedy tokens against
 // the CPU's (docs/perf-notes.md).
 #pragma once
@@ -75,21 +80,62 @@ __device__ __forceinline__ void handoff_group(float x, uint8_t* base, int cols, 
   if ((threadIdx.x & 31) == 0) handoff_q8x32_scales(sc, total, base, cols, g);
 }
 
-// A consumer's copy of a hand-off: the bytes of its layout, from global into
+// --- Q8_K super-blocks (the attention output) -------------------------------
+// ggml's Q8_K (q8k_super in llm_act_prep.cuh) takes the signed value of largest
+// magnitude, the first of equals, over 256 values. Spread over blocks, each
+// part's first largest is a Peak, and the parts' peaks are combined in index
+// order.
+struct Peak {
+  uint32_t mag;  // |value| as bits (non-negative floats order as their bits)
+  float value;
+};
+// The later of two parts' peaks wins only when strictly larger.
+__device__ __forceinline__ Peak first_peak(Peak earlier, Peak later) { return later.mag > earlier.mag ? later : earlier; }
+// The peak of a warp's values (lane i: value i), in every lane.
+__device__ __forceinline__ Peak warp_peak(float x) {
+  const uint32_t mag = __float_as_uint(fabsf(x));
+  const uint32_t top = __reduce_max_sync(0xffffffffu, mag);
+  const int holder = __ffs(__ballot_sync(0xffffffffu, mag == top)) - 1;
+  return Peak{top, __shfl_sync(0xffffffffu, x, holder)};
+}
+__device__ __forceinline__ uint2 peak_bits(Peak p) { return make_uint2(p.mag, __float_as_uint(p.value)); }
+__device__ __forceinline__ Peak peak_of(uint2 b) { return Peak{b.x, __uint_as_float(b.y)}; }
+
+// Values [i0, i0 + 32) of a super-block whose peak is `peak`, held by a whole
+// warp (lane l: value i0 + l; i0 a multiple of 32), quantized into the
+// kActQ8K layout of `cols` values at base: q8k_super's arithmetic, so the
+// bits a consumer would have prepared from the same values.
+__device__ __forceinline__ void handoff_q8k_warp(float x, Peak peak, uint8_t* base, int cols, int i0) {
+  const int lane = threadIdx.x & 31;
+  const float iscale = peak.mag != 0 ? -127.0f / peak.value : 0.0f;
+  int q = 0;
+  if (peak.mag != 0) {
+    const int t = __float2int_rn(__fmul_rn(iscale, x));
+    q = t < 127 ? t : 127;
+  }
+  handoff_store_values(q, base, i0 / LLM_GROUP);
+  const int part = warp_int_sum(q, 16);  // a sum of 16 is half a warp
+  const ActView v = q8k_view(base, cols);
+  if ((lane & 15) == 0) ((int*)v.sum)[(i0 + lane) / 16] = part;
+  if (lane == 0 && i0 % LLM_SUPER == 0) ((float*)v.d)[i0 / LLM_SUPER] = peak.mag != 0 ? 1.0f / iscale : 0.0f;
+}
+
+// A consumer's copy of a hand-off (kAct's layout): its bytes, from global into
 // shared memory (every block of the cluster copies every kBlocks-th 16 bytes
 // into every block's shared memory, as prepare_activations' slices).
-template <int kThreads, class Share>
+template <int kThreads, class Share, int kAct = kActQ8x32>
 __device__ ActView copy_handoff(const uint8_t* src, int cols, uint8_t* smem) {
+  static_assert(kAct == kActQ8x32 || kAct == kActQ8K, "hand-offs are Q8_0/Q8_1 groups or Q8_K super-blocks");
   Share::started();
   Share::ready();
-  const uint32_t bytes = llm_act_smem_bytes(kActQ8x32, cols);
+  const uint32_t bytes = llm_act_smem_bytes(kAct, cols);
   const uint32_t step = 16u * kThreads * Share::kBlocks;
   uint32_t i = 16u * (threadIdx.x + kThreads * Share::rank());
   for (; i + 16 <= bytes; i += step) Share::put((uint4*)(smem + i), __ldcg((const uint4*)(src + i)));
   // (Layouts end on 4-byte boundaries: a last piece of 4-12 bytes.)
   for (; i < bytes; i += 4) Share::put((uint32_t*)(smem + i), __ldcg((const uint32_t*)(src + i)));
   Share::finish();
-  return q8x32_view(smem, cols);
+  return kAct == kActQ8K ? q8k_view(smem, cols) : q8x32_view(smem, cols);
 }
 
 // --- The SwiGLU output (llm_matvec.cu's gate/up kernels) --------------------

@@ -47,6 +47,7 @@ struct LlmChainLink {
 // product's activations (llm_handoff.cuh), or plain f32 values.
 #define LLM_HANDOFF_NONE 0
 #define LLM_HANDOFF_Q8X32 1  // the kActQ8x32 layout
+#define LLM_HANDOFF_Q8K 2    // the kActQ8K layout (attention to Wo only)
 
 // What a matrix-vector product does with its results (llm_matvec.cu kernels
 // are named after these; the persistent step keeps them in its phases).

@@ -95,9 +95,8 @@ template <int kAct, int kEpi, class Share, class Hook = NoPrepHook>
 __device__ __forceinline__ ActView mv_prepare(const LlmMatvecJob& job, uint8_t* smem, double* red,
                                               const Hook& hook = Hook{}) {
   if constexpr (MV_EPI(kEpi) == LLM_EPI_ADD && (kEpi & MV_HANDOFF) != 0) {
-    static_assert(kAct == kActQ8x32, "hand-offs are Q8_0/Q8_1 groups");
     hook();
-    return copy_handoff<MV_THREADS, ActShare<1>>((const uint8_t*)job.in, job.cols, smem);
+    return copy_handoff<MV_THREADS, ActShare<1>, kAct>((const uint8_t*)job.in, job.cols, smem);
   }
   return prepare_activations<kAct, MV_THREADS, CtaSync, Share>((const float*)job.in, (const float*)job.norm,
                                                                job.eps, job.cols, smem, red, hook);
@@ -768,9 +767,10 @@ using MvThisBuild = MvBuild<MV_ACT, MV_FORMAT, MV_ROWS>;
 
 // The hand-off kernels (llm_handoff.cuh), built by `kernel` (MATVEC_KERNEL or
 // MATVEC_EARLY_KERNEL): gate/up handing its output over for the quantized
-// kinds, the add product taking it for Q8_0/Q8_1 activations.
+// kinds, the add product taking it for both (Q8_K: Wo's, from the attention).
 #define MATVEC_HANDOFF_KERNELS(kernel)                                                              \
   kernel(q8x32, kActQ8x32, add_handoff, LLM_EPI_ADD | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)           \
+  kernel(q8k, kActQ8K, add_handoff, LLM_EPI_ADD | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)               \
   kernel(q8x32, kActQ8x32, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)     \
   kernel(q8k, kActQ8K, swiglu_handoff, LLM_EPI_SWIGLU | MV_HANDOFF, MV_QUANT_CLUSTER_DIMS)
 

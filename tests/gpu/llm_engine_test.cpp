@@ -394,6 +394,48 @@ TEST_P(GpuLlmAttention, SelfOrderedDecodeChangesSpeedNotResults) {
   }
 }
 
+// Hand-offs (kernels/llm_handoff.cuh): the attention hands Wo its input
+// quantized (Q8_0/Q8_1 groups; Q8_K super-blocks by clusters of heads, or past
+// one split's positions by the last head merged), gate/up hands down its
+// input (Q8_0/Q8_1). The arithmetic is the preparation's, so the tokens and
+// logits are those without hand-offs, to the bit, in a short context and
+// past 256 positions.
+TEST_P(GpuLlmAttention, HandoffsChangeSpeedNotResults) {
+  cpu::ThreadPool pool(2);
+  for (const ModelCase& mc : {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0}, ModelCase{"llama", LlamaFtype::MOSTLY_Q6_K},
+                              ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}}) {
+    auto model = LlamaModel::open(model_file(mc));
+    auto decode = [&](int handoff, bool long_prompt) {
+      GpuLlamaOptions o;
+      o.context = 320;
+      o.decode_handoff = handoff;
+      GpuLlama gpu(*model, *acc_, pool, o);
+      const std::vector<std::string> kernels = gpu.step_kernels();
+      const bool handed = std::any_of(kernels.begin(), kernels.end(), [](const std::string& k) {
+        return k.find("attention_head_handoff") == 0;
+      });
+      // (Q8_K super-blocks of 64-dimension heads need clusters: sm_90 and newer.)
+      const bool q8k = mc.ftype != LlamaFtype::MOSTLY_Q8_0;
+      EXPECT_EQ(handed, handoff != 0 && (!q8k || sm_version(acc_->arch()) >= 0x900))
+          << case_name(mc) << ": the attention's kernel";
+      if (long_prompt) return decode_after_long_prompt(gpu);
+      DecodeRun r;
+      gpu.forward(prompt_tokens(5, gpu.config().n_vocab));
+      r.tokens = gpu.generate_greedy(1, 12);
+      gpu.logits(r.logits);
+      return r;
+    };
+    for (const bool long_prompt : {false, true}) {
+      const auto plain = decode(0, long_prompt);
+      const auto handed = decode(GpuLlamaOptions::kHandoffWo | GpuLlamaOptions::kHandoffDown, long_prompt);
+      const std::string what = case_name(mc) + (long_prompt ? " past 256 positions" : " short");
+      EXPECT_EQ(handed.tokens, plain.tokens) << what;
+      ASSERT_EQ(handed.logits.size(), plain.logits.size());
+      EXPECT_EQ(relative_difference(handed.logits, plain.logits), 0.0) << what;
+    }
+  }
+}
+
 // The batched prefill against the same prompt run token by token on the GPU:
 // the two paths must agree as closely as either agrees with the CPU.
 TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {

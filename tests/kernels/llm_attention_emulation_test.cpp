@@ -190,6 +190,14 @@ std::string launch(emu::Dim3 grid, const std::function<void()>& body, uint32_t t
 // Error of `got` relative to `want`, with a floor for outputs near zero.
 double rel_error(double got, double want) { return std::fabs(got - want) / (std::fabs(want) + 0.05); }
 
+// The body of the attention_head_handoff_q8k_<hd> kernels of 64 and 128
+// dimensions, whose clusters only the GPU builds (llm_attention.cu).
+template <int kDpl>
+void attention_head_q8k(const LlmAttentionJob& job) {
+  __shared__ __align__(16) DecodeHeadShared sh;
+  attention_head_decode<kDpl, LLM_HANDOFF_Q8K, 8 / kDpl>(job, sh);
+}
+
 struct DecodeCase {
   int hd, n_gqa, heads_per_block;
   bool neox;
@@ -213,7 +221,8 @@ TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
   std::vector<float> out(kLead + out_stride + kTail, kGuard);
   // Merge scratch starts as NaN, so that reading a part nobody wrote shows.
   std::vector<float> partial(static_cast<size_t>(units) * c.splits * hpb * (hd + 2), std::nanf(""));
-  std::vector<uint32_t> counters(static_cast<size_t>(units), 0);
+  // (A counter per unit, then one per Q8_K super-block handed over.)
+  std::vector<uint32_t> counters(static_cast<size_t>(2 * units), 0);
   LlmAttentionJob job = L.job(hpb, c.splits, 1);
   job.out = reinterpret_cast<uint64_t>(out.data() + kLead);
   job.out_stride = out_stride;
@@ -246,7 +255,7 @@ TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
     }
     for (int i = 0; i < kLead; ++i) ASSERT_EQ(out[i], kGuard) << "write before the output";
     for (size_t i = kLead + n_head * hd; i < out.size(); ++i) ASSERT_EQ(out[i], kGuard) << "write past the heads";
-    for (int u = 0; u < units; ++u) ASSERT_EQ(counters[u], 0u) << "the counter of unit " << u << " was left set";
+    for (size_t u = 0; u < counters.size(); ++u) ASSERT_EQ(counters[u], 0u) << "counter " << u << " was left set";
   };
 
   // The other units of a KV head take the new key and value from qkv (the
@@ -292,6 +301,36 @@ TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
   job.out_handoff = LLM_HANDOFF_Q8X32;
   ASSERT_EQ(launch(grid, [&] { attention_head_handoff(job); }, threads), "");
   expect_handoff(handoff_reference(plain), q8x32_view(handed.data(), n_head * hd), "attention");
+
+  // As Q8_K super-blocks (LLM_HANDOFF_Q8K): a super-block is 256 / hd heads,
+  // whose blocks exchange their largest magnitudes in a thread-block cluster
+  // on the GPU -- which the emulator, running blocks one after another, cannot
+  // -- or, past one split's positions, are quantized by the last head merged.
+  // So here: the merged contexts, and heads of 256 (a super-block each).
+  const int active = std::min(c.splits, (c.pos + 1 + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK);
+  if (active == 1 && hd != LLM_SUPER) return;
+  std::vector<uint8_t> q8k(llm_act_smem_bytes(kActQ8K, n_head * hd), 0xA5);
+  job.out = reinterpret_cast<uint64_t>(q8k.data());
+  job.out_handoff = LLM_HANDOFF_Q8K;
+  const auto q8k_kernel = [&] {
+    switch (hd) {
+      case 64: attention_head_q8k<2>(job); break;
+      case 128: attention_head_q8k<4>(job); break;
+      default: attention_head_handoff_q8k_256(job); break;
+    }
+  };
+  ASSERT_EQ(launch(grid, q8k_kernel, threads), "");
+  std::vector<BlockQ8_K> want(static_cast<size_t>(n_head * hd / LLM_SUPER));
+  quantize_row_q8_k(plain.data(), want.data(), n_head * hd);
+  const ActView v = q8k_view(q8k.data(), n_head * hd);
+  for (size_t sb = 0; sb < want.size(); ++sb) {
+    for (int i = 0; i < LLM_SUPER; ++i) {
+      ASSERT_EQ(v.q[sb * LLM_SUPER + i], want[sb].qs[i]) << "super-block " << sb << " value " << i;
+    }
+    EXPECT_EQ(v.d[sb], want[sb].d) << "super-block " << sb;
+    for (int j = 0; j < LLM_SUPER / 16; ++j) EXPECT_EQ(v.sum[sb * 16 + j], want[sb].bsums[j]) << sb << "/" << j;
+  }
+  for (size_t u = 0; u < counters.size(); ++u) ASSERT_EQ(counters[u], 0u) << "counter " << u << " was left set";
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -46,12 +46,13 @@ std::vector<std::string> matvec_kernels() {
   for (int act : {kActQ8x32, kActQ8K, kActF16, kActBF16}) {
     for (const char* epi : {"store_early", "add_early", "swiglu_early"}) out.push_back(matvec_kernel_name(act, epi));
   }
-  // Hand-offs (llm_handoff.cuh): gate/up's SwiGLU handing its output over, for
-  // the quantized kinds; the add product taking it, for Q8_0/Q8_1 activations.
+  // Hand-offs (llm_handoff.cuh): gate/up's SwiGLU handing its output over, and
+  // the add product taking an input handed over, for the quantized kinds.
   for (int act : {kActQ8x32, kActQ8K}) {
-    for (const char* epi : {"swiglu_handoff", "swiglu_handoff_early"}) out.push_back(matvec_kernel_name(act, epi));
+    for (const char* epi : {"swiglu_handoff", "swiglu_handoff_early", "add_handoff", "add_handoff_early"}) {
+      out.push_back(matvec_kernel_name(act, epi));
+    }
   }
-  for (const char* epi : {"add_handoff", "add_handoff_early"}) out.push_back(matvec_kernel_name(kActQ8x32, epi));
   return out;
 }
 
@@ -77,7 +78,11 @@ std::vector<LlmKernelFile> kernel_files() {
        {{"MV_ACT=" + std::to_string(kActQ8K), "MV_FORMAT=" + std::to_string(kGpuQ6_K), "MV_ROWS=4"},
         {"MV_ACT=" + std::to_string(kActQ8x32), "MV_ROWS=1"},
         {"LLM_TRACE=1", "MV_ACT=" + std::to_string(kActF16), "MV_FORMAT=" + std::to_string(kGpuF16), "MV_ROWS=2"}}},
-      {"llm_attention.cu", "sm_90", {"attention", "attention_head", "attention_head_handoff", "rope_kv_store"}, true},
+      {"llm_attention.cu",
+       "sm_90",
+       {"attention", "attention_head", "attention_head_handoff", "attention_head_handoff_q8k_64",
+        "attention_head_handoff_q8k_128", "attention_head_handoff_q8k_256", "rope_kv_store"},
+       true},
       {"llm_step.cu", "sm_90",
        {"embed_tokens", "finish_step", "swiglu_f32", "rmsnorm_rows", "add_splits_rmsnorm_rows"}, true},
       {"llm_decode_step.cu", "sm_90", {"llm_decode_step"}, false},

@@ -16,6 +16,7 @@
 // come from the decode logits kernel.
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <span>
@@ -94,6 +95,13 @@ struct GpuLlamaOptions {
   bool trace_decode = false;
 };
 
+// The SM version of an NVRTC target name ("sm_90" -> 0x900), 0 if unknown.
+inline uint32_t sm_version(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5) return 0;
+  const int v = std::atoi(arch.c_str() + 3);
+  return static_cast<uint32_t>((v / 10) << 8 | (v % 10));
+}
+
 // One launch, named by what it computes (for --profile).
 struct StepLaunch {
   std::string what;  // "embed", "qkv", "attention", "wo", "ffn_gate_up", "ffn_down", "logits", "step", ...
@@ -168,6 +176,12 @@ class GpuLlama {
   uint64_t decode_weight_bytes() const;
   // Launches per decode step.
   size_t step_launches() const { return step_.size(); }
+  // The kernel of each, in order.
+  std::vector<std::string> step_kernels() const {
+    std::vector<std::string> names;
+    for (const StepLaunch& l : step_) names.push_back(l.kernel->name());
+    return names;
+  }
   // Whether decode runs the persistent step kernel, and if not, why.
   bool persistent_decode() const { return persistent_; }
   // Whether the decode step's launches are self-ordered (see GpuLlamaOptions).

@@ -24,13 +24,6 @@ namespace {
 constexpr uint32_t kSlotBytes = 64 * 1024;
 constexpr uint32_t kMinSlots = 3;
 
-// The SM version of an NVRTC target name ("sm_90" -> 0x900), 0 if unknown.
-uint32_t sm_version(const std::string& arch) {
-  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5) return 0;
-  const int v = std::atoi(arch.c_str() + 3);
-  return static_cast<uint32_t>((v / 10) << 8 | (v % 10));
-}
-
 }  // namespace
 
 std::string GpuLlama::add_matvec_phases(std::vector<LlmStepPhase>& out, std::vector<std::string>& names,

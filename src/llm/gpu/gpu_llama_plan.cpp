@@ -183,7 +183,7 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     const int format =
         options_.matvec_builds & GpuLlamaOptions::kMatvecBuildFormat ? std::max(one_format(descs), 0) : 0;
     const int build_rows = options_.matvec_builds & GpuLlamaOptions::kMatvecBuildRows ? job.rows_per_warp : 0;
-    if (in_handoff && (epilogue != "add" || g.act != kActQ8x32)) {
+    if (in_handoff && (epilogue != "add" || (g.act != kActQ8x32 && g.act != kActQ8K))) {
       throw Error("'" + g.first->name + "': no kernel takes this input handed over");
     }
     const bool quantized = g.act == kActQ8x32 || g.act == kActQ8K;
@@ -381,10 +381,16 @@ void GpuLlama::build_decode_step() {
 }
 
 int GpuLlama::handoff_for(const GpuMatrix& m, int which) const {
-  // (Q8_K inputs are not handed over, and a 16-bit input's preparation is a
-  // copy already: llm_handoff.cuh.)
-  const bool q8x32 = llm_act_kind(m.desc.format) == kActQ8x32;
-  return q8x32 && (options_.decode_handoff & which) != 0 ? LLM_HANDOFF_Q8X32 : LLM_HANDOFF_NONE;
+  // (A 16-bit input's preparation is a copy already: llm_handoff.cuh.)
+  if ((options_.decode_handoff & which) == 0) return LLM_HANDOFF_NONE;
+  const int act = llm_act_kind(m.desc.format);
+  if (act == kActQ8x32) return LLM_HANDOFF_Q8X32;
+  // Q8_K super-blocks only from the attention, where 256 / head_dim heads make
+  // a thread-block cluster (sm_90 and newer) or one head holds a super-block.
+  const uint32_t hd = config_.head_dim;
+  const bool clusters = sm_version(acc_.arch()) >= 0x900;
+  const bool fits = hd == 256 || ((hd == 64 || hd == 128) && clusters && config_.n_head % (256 / hd) == 0);
+  return act == kActQ8K && which == GpuLlamaOptions::kHandoffWo && fits ? LLM_HANDOFF_Q8K : LLM_HANDOFF_NONE;
 }
 
 std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
@@ -412,9 +418,10 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
     ad.grid[0] = c.n_head / static_cast<uint32_t>(attention_heads_);
     ad.grid[1] = static_cast<uint32_t>(splits_);
     aj.chain = chain.next(ad);
-    const gpu::Kernel& attention = attention_heads_ != 1                ? kernels_.attention()
-                                   : aj.out_handoff != LLM_HANDOFF_NONE ? kernels_.attention_head_handoff()
-                                                                        : kernels_.attention_head();
+    const gpu::Kernel& attention = attention_heads_ != 1                 ? kernels_.attention()
+                                   : aj.out_handoff == LLM_HANDOFF_Q8K   ? kernels_.attention_head_handoff_q8k(aj.head_dim)
+                                   : aj.out_handoff == LLM_HANDOFF_Q8X32 ? kernels_.attention_head_handoff()
+                                                                         : kernels_.attention_head();
     add("attention", attention, gpu::KernelArgs().add(aj), ad);
 
     add_matvec(step, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add", &chain, LLM_HANDOFF_NONE,

@@ -39,7 +39,9 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_decode(gpu::Accel
   logits = l.take(4ull * c.n_vocab);
   // units x heads per unit = n_head_kv x n_gqa, whatever the unit.
   partial = l.take(4ull * c.n_head_kv * splits * (n_gqa * c.head_dim + 2 * n_gqa));
-  counters = l.take(4ull * c.n_head);  // one per unit: at most a query head each
+  // One per unit (at most a query head each), then one per Q8_K super-block
+  // of the attention output handed over (merge_q8k_handoff).
+  counters = l.take(4ull * c.n_head * 2);
   history = l.take(4ull * context);
   rope = l.take(4ull * context * c.n_rot);
   step_barrier = l.take(8);

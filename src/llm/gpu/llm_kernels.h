@@ -33,6 +33,10 @@ class LlmKernels {
   const gpu::Kernel& attention_head() { return get("llm_attention.cu", "attention_head"); }
   // The same, its output handed over quantized (LlmAttentionJob::out_handoff).
   const gpu::Kernel& attention_head_handoff() { return get("llm_attention.cu", "attention_head_handoff"); }
+  // Handed over as Q8_K, in clusters of 256 / head_dim heads (64 and 128: sm_90 and newer).
+  const gpu::Kernel& attention_head_handoff_q8k(int head_dim) {
+    return get("llm_attention.cu", "attention_head_handoff_q8k_" + std::to_string(head_dim));
+  }
   const gpu::Kernel& rope_kv_store() { return get("llm_attention.cu", "rope_kv_store"); }
   // Prefill attention on the tensor cores, for heads of 64 or 128 dimensions.
   const gpu::Kernel& flash_prefill(int head_dim) {
