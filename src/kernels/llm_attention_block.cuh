@@ -189,7 +189,7 @@ __device__ __forceinline__ void store_attention_handoff(const LlmAttentionJob& j
 // thread-block cluster instead (attention_head_decode).
 template <class Sync>
 __device__ void merge_q8k_handoff(const LlmAttentionJob& job, int head, bool& last_block) {
-  const int hd = job.head_dim, stride = hd + 2, heads = LLM_SUPER / hd > 1 ? LLM_SUPER / hd : 1;
+  const int hd = job.head_dim, stride = hd + 2, heads = LLM_SUPER / hd;  // (hd <= AT_MAX_HD = 256)
   const int sb = head * hd / LLM_SUPER;
   __threadfence();
   Sync::sync();
@@ -199,22 +199,17 @@ __device__ void merge_q8k_handoff(const LlmAttentionJob& job, int head, bool& la
     if (last_block) *counter = 0;
   }
   Sync::sync();
-  if (!last_block) return;
+  if (!last_block || threadIdx.x >= 32) return;
   __threadfence();
-  // The super-blocks of a head of more than 256 dimensions are all this
-  // head's; a warp quantizes each, eight values a lane.
-  const int first_sb = head * hd / LLM_SUPER, supers = hd > LLM_SUPER ? hd / LLM_SUPER : 1;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (int k = warp; k < supers; k += (int)(blockDim.x >> 5)) {
-    const int b = first_sb + k;
-    float vals[8];
+  // One warp quantizes the super-block, eight values a lane.
+  const int lane = threadIdx.x;
+  float vals[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int i = b * LLM_SUPER + 8 * lane + j, h = i / hd;
-      vals[j] = __ldcg((const float*)job.partial + (size_t)h * job.splits * stride + i % hd);
-    }
-    q8k_super<ActShare<1>>(vals, b, q8k_view((uint8_t*)job.out, job.out_stride));
+  for (int j = 0; j < 8; ++j) {
+    const int i = sb * LLM_SUPER + 8 * lane + j;
+    vals[j] = __ldcg((const float*)job.partial + (size_t)(i / hd) * job.splits * stride + i % hd);
   }
+  q8k_super<ActShare<1>>(vals, sb, q8k_view((uint8_t*)job.out, job.out_stride));
 }
 
 // Units (of heads_per_block query heads) per KV head: unit u reads KV head
@@ -327,6 +322,7 @@ __device__ void merge_attention_splits(const LlmAttentionJob& job, int unit, int
   if (threadIdx.x == 0) ((unsigned*)job.counters)[unit] = 0;
   if constexpr (kHandoff == LLM_HANDOFF_Q8K) merge_q8k_handoff<Sync>(job, unit, last_block);
 }
+
 // Block (unit, split, token) of AT_THREADS threads (threadIdx.x below
 // AT_THREADS) that meet at Sync. kDpl: head dimensions per lane (head_dim / 32);
 // kHeads: the most query heads a block of this instantiation holds.
