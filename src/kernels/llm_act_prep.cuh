@@ -128,6 +128,26 @@ __device__ __forceinline__ void q8x32_quad(float4 val, int i, bool here, const A
   }
 }
 
+// A part's first value of largest magnitude (Q8_K's scale follows it): the
+// parts of a super-block are combined in index order, the later winning only
+// when strictly larger.
+struct Peak {
+  uint32_t mag;  // |value| as bits (non-negative floats order as their bits)
+  float value;
+};
+__device__ __forceinline__ Peak first_peak(Peak earlier, Peak later) { return later.mag > earlier.mag ? later : earlier; }
+// The first peak of a warp's lanes (lane i: part i), in every lane.
+__device__ __forceinline__ Peak warp_peak(Peak lane) {
+  const uint32_t top = __reduce_max_sync(0xffffffffu, lane.mag);
+  const int holder = __ffs(__ballot_sync(0xffffffffu, lane.mag == top)) - 1;
+  return Peak{top, __shfl_sync(0xffffffffu, lane.value, holder)};
+}
+// Q8_K's value of x at iscale = -127 / max (at most 127).
+__device__ __forceinline__ int q8k_quantize(float iscale, float x) {
+  const int t = __float2int_rn(__fmul_rn(iscale, x));
+  return t < 127 ? t : 127;
+}
+
 // ggml's Q8_K: per 256, the signed value of largest magnitude (the first on
 // ties) sets iscale = -127 / max; q = min(127, rint(iscale * x)); d = 1 / iscale;
 // plus the sums of each 16. One warp per super-block (every lane calls it),
@@ -162,24 +182,19 @@ __device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const 
       f[j] = later ? f[j + step] : f[j];
     }
   }
-  const uint32_t mag = m[0];
-  const float mine = f[0];
-  const uint32_t warp_mag = __reduce_max_sync(0xffffffffu, mag);
-  const int holder = __ffs(__ballot_sync(0xffffffffu, mag == warp_mag)) - 1;
-  const float max = __shfl_sync(0xffffffffu, mine, holder);
-  if (warp_mag == 0) {  // all zero
+  const Peak peak = warp_peak(Peak{m[0], f[0]});
+  if (peak.mag == 0) {  // all zero
     Share::put((uint2*)(q + i), make_uint2(0, 0));
     if ((lane & 1) == 0) Share::put(bsum + sb * 16 + lane / 2, 0);
     if (lane == 0) Share::put(d + sb, 0.0f);
     return;
   }
-  const float iscale = -127.0f / max;
+  const float iscale = -127.0f / peak.value;
   int qi[8];
   int part = 0;
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
-    const int t = __float2int_rn(__fmul_rn(iscale, vals[j]));
-    qi[j] = t < 127 ? t : 127;
+    qi[j] = q8k_quantize(iscale, vals[j]);
     part += qi[j];
   }
   Share::put((uint2*)(q + i),

@@ -180,6 +180,20 @@ __device__ __forceinline__ void store_attention_handoff(const LlmAttentionJob& j
   handoff_group(r, (uint8_t*)job.out, job.out_stride, (int)(i / LLM_GROUP));
 }
 
+// Every thread of the block, after its writes: whether the block is the last
+// of `arrivals` blocks to count themselves at `counter` (`last_block` is
+// shared memory). The last one then sees every counted block's writes.
+template <class Sync>
+__device__ __forceinline__ bool last_to_arrive(unsigned* counter, unsigned arrivals, bool& last_block) {
+  __threadfence();
+  Sync::sync();
+  if (threadIdx.x == 0) last_block = atomicAdd(counter, 1u) == arrivals - 1;
+  Sync::sync();
+  if (!last_block) return false;
+  __threadfence();
+  return true;
+}
+
 // A merged head's output handed over as Q8_K (merge_attention_splits with
 // LLM_HANDOFF_Q8K; one query head a unit): its super-block spans 256 /
 // head_dim heads, merged by other blocks, so the merged values wait in split
@@ -191,16 +205,9 @@ template <class Sync>
 __device__ void merge_q8k_handoff(const LlmAttentionJob& job, int head, bool& last_block) {
   const int hd = job.head_dim, stride = hd + 2, heads = LLM_SUPER / hd;  // (hd <= AT_MAX_HD = 256)
   const int sb = head * hd / LLM_SUPER;
-  __threadfence();
-  Sync::sync();
-  if (threadIdx.x == 0) {
-    unsigned* counter = (unsigned*)job.counters + job.n_head + sb;
-    last_block = atomicAdd(counter, 1u) == (unsigned)heads - 1;
-    if (last_block) *counter = 0;
-  }
-  Sync::sync();
-  if (!last_block || threadIdx.x >= 32) return;
-  __threadfence();
+  unsigned* counter = (unsigned*)job.counters + job.n_head + sb;
+  if (!last_to_arrive<Sync>(counter, (unsigned)heads, last_block) || threadIdx.x >= 32) return;
+  if (threadIdx.x == 0) *counter = 0;
   // One warp quantizes the super-block, eight values a lane.
   const int lane = threadIdx.x;
   float vals[8];
@@ -284,15 +291,7 @@ template <int kThreads, class Sync, int kHandoff = LLM_HANDOFF_NONE>
 __device__ void merge_attention_splits(const LlmAttentionJob& job, int unit, int active, int heads, size_t out_at,
                                        bool& last_block) {
   const int hd = job.head_dim, n_out = heads * hd, stride = n_out + 2 * heads;
-  __threadfence();
-  Sync::sync();
-  if (threadIdx.x == 0) {
-    unsigned* counter = (unsigned*)job.counters + unit;
-    last_block = atomicAdd(counter, 1u) == (unsigned)active - 1;
-  }
-  Sync::sync();
-  if (!last_block) return;
-  __threadfence();
+  if (!last_to_arrive<Sync>((unsigned*)job.counters + unit, (unsigned)active, last_block)) return;
   // The other splits' parts come from L2 (__ldcg): this SM's L1 may hold stale
   // lines of the same addresses from an earlier step.
   float* parts = (float*)job.partial + (size_t)unit * job.splits * stride;

@@ -81,23 +81,10 @@ __device__ __forceinline__ void handoff_group(float x, uint8_t* base, int cols, 
 }
 
 // --- Q8_K super-blocks (the attention output) -------------------------------
-// ggml's Q8_K (q8k_super in llm_act_prep.cuh) takes the signed value of largest
-// magnitude, the first of equals, over 256 values. Spread over blocks, each
-// part's first largest is a Peak, and the parts' peaks are combined in index
-// order.
-struct Peak {
-  uint32_t mag;  // |value| as bits (non-negative floats order as their bits)
-  float value;
-};
-// The later of two parts' peaks wins only when strictly larger.
-__device__ __forceinline__ Peak first_peak(Peak earlier, Peak later) { return later.mag > earlier.mag ? later : earlier; }
+// Spread over blocks, each part's first value of largest magnitude is a Peak
+// (llm_act_prep.cuh), and the parts' peaks are combined in index order.
 // The peak of a warp's values (lane i: value i), in every lane.
-__device__ __forceinline__ Peak warp_peak(float x) {
-  const uint32_t mag = __float_as_uint(fabsf(x));
-  const uint32_t top = __reduce_max_sync(0xffffffffu, mag);
-  const int holder = __ffs(__ballot_sync(0xffffffffu, mag == top)) - 1;
-  return Peak{top, __shfl_sync(0xffffffffu, x, holder)};
-}
+__device__ __forceinline__ Peak warp_peak(float x) { return warp_peak(Peak{__float_as_uint(fabsf(x)), x}); }
 __device__ __forceinline__ uint2 peak_bits(Peak p) { return make_uint2(p.mag, __float_as_uint(p.value)); }
 __device__ __forceinline__ Peak peak_of(uint2 b) { return Peak{b.x, __uint_as_float(b.y)}; }
 
@@ -108,11 +95,7 @@ __device__ __forceinline__ Peak peak_of(uint2 b) { return Peak{b.x, __uint_as_fl
 __device__ __forceinline__ void handoff_q8k_warp(float x, Peak peak, uint8_t* base, int cols, int i0) {
   const int lane = threadIdx.x & 31;
   const float iscale = peak.mag != 0 ? -127.0f / peak.value : 0.0f;
-  int q = 0;
-  if (peak.mag != 0) {
-    const int t = __float2int_rn(__fmul_rn(iscale, x));
-    q = t < 127 ? t : 127;
-  }
+  const int q = peak.mag != 0 ? q8k_quantize(iscale, x) : 0;
   handoff_store_values(q, base, i0 / LLM_GROUP);
   const int part = warp_int_sum(q, 16);  // a sum of 16 is half a warp
   const ActView v = q8k_view(base, cols);
