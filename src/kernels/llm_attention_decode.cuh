@@ -18,10 +18,13 @@
 //     and polled the count until Q/K/V ended: 1B Q6_K decoded 2% slower than
 //     with one split (docs/perf-notes.md).
 // The rotated query and the new key and value (the token's own position) come
-// from the Q/K/V launch after the wait, in one round trip.
+// from the Q/K/V launch after the wait, in one round trip -- or, where the
+// Q/K/V launch tags them (LlmAttentionJob::qkv_tag), as soon as they are
+// written, without the wait (llm_tagged.cuh).
 #pragma once
 
 #include "llm_attention_block.cuh"
+#include "llm_tagged.cuh"
 
 // Decoded f16 values of one 16-byte piece of a key or value row.
 __device__ __forceinline__ void unpack_half8(const uint4& w, float (&f)[8]) {
@@ -98,6 +101,8 @@ __device__ uint32_t attention_head_decode(const LlmAttentionJob& job, DecodeHead
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int piece = lane % kRowLanes, sub = lane / kRowLanes;  // dims [8 piece, 8 piece + 8) of row `sub`
   const int n_gqa = job.n_head / job.n_kv, kvh = head / n_gqa;
+  const LlmStepState* state = (const LlmStepState*)job.state;
+  const uint32_t tag = job.qkv_tag != 0 ? launch_tag(state, job.qkv_tag) : 0u;
   const AttentionSpan span = attention_span(job, split, 0);
   const int pos = span.pos, t0 = span.t0, t1 = span.t1;
   if (split >= span.active) return 0;  // no positions: split 0 counts this block
@@ -145,20 +150,51 @@ __device__ uint32_t attention_head_decode(const LlmAttentionJob& job, DecodeHead
     cs = ((const float2*)job.rope)[(size_t)pos * (job.n_rot / 2) + pair];
   }
 
-  chain_wait(job.chain, (const LlmStepState*)job.state);
-
-  const float* qkv = (const float*)job.qkv;
+  // This thread's values of the Q/K/V launch: the query's pair, or the new
+  // key's and value's (k_at, v_at: their rows).
+  const size_t q_at = (size_t)head * kHd, k_at = (size_t)(job.n_head + kvh) * kHd,
+               v_at = (size_t)(job.n_head + job.n_kv + kvh) * kHd;
+  float in[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (job.qkv_tag != 0) {
+    // Every thread that needs values polls its words until they carry the tag.
+    // (Thread 0 polling the count of the launches ahead of Q/K/V first, the
+    // others waiting, was 0.9% slower on 1B Q6_K: docs/perf-notes.md.)
+    chain_stamp(job.chain, state, LLM_STAMP_START);
+    const uint64_t* qkv = (const uint64_t*)job.qkv;
+    if (rotates_q) {
+      const uint64_t* const words[2] = {qkv + q_at + d0, qkv + q_at + d1};
+      TaggedWords<2> q(words);
+      q.wait(tag);
+      in[0] = q.v[0];
+      in[1] = q.v[1];
+    } else if (rotates_k) {
+      const uint64_t* const words[4] = {qkv + k_at + d0, qkv + k_at + d1, qkv + v_at + d0, qkv + v_at + d1};
+      TaggedWords<4> kv(words);
+      kv.wait(tag);
+      for (int i = 0; i < 4; ++i) in[i] = kv.v[i];
+    }
+    chain_stamp(job.chain, state, LLM_STAMP_RELEASED);
+  } else {
+    chain_wait(job.chain, state);
+    const float* qkv = (const float*)job.qkv;
+    if (rotates_q) {
+      in[0] = __ldcg(qkv + q_at + d0);
+      in[1] = __ldcg(qkv + q_at + d1);
+    } else if (rotates_k) {
+      in[0] = __ldcg(qkv + k_at + d0);
+      in[1] = __ldcg(qkv + k_at + d1);
+      in[2] = __ldcg(qkv + v_at + d0);
+      in[3] = __ldcg(qkv + v_at + d1);
+    }
+  }
   if (rotates_q) {
-    const float* src = qkv + (size_t)head * kHd;
-    float a = __ldcg(src + d0), b = __ldcg(src + d1);
+    float a = in[0], b = in[1];
     if (rotated) rotate(a, b, cs);
     sh.q[d0] = a;
     sh.q[d1] = b;
   } else if (rotates_k) {
-    const float* k = qkv + (size_t)(job.n_head + kvh) * kHd;
-    const float* v = qkv + (size_t)(job.n_head + job.n_kv + kvh) * kHd;
-    float a = __ldcg(k + d0), b = __ldcg(k + d1);
-    const float va = __ldcg(v + d0), vb = __ldcg(v + d1);
+    float a = in[0], b = in[1];
+    const float va = in[2], vb = in[3];
     if (rotated) rotate(a, b, cs);
     const uint16_t ka = float_to_half(a), kb = float_to_half(b), ha = float_to_half(va), hb = float_to_half(vb);
     sh.k_new[d0] = ka;
@@ -175,7 +211,7 @@ __device__ uint32_t attention_head_decode(const LlmAttentionJob& job, DecodeHead
     }
   }
   __syncthreads();
-  chain_stamp(job.chain, (const LlmStepState*)job.state, LLM_STAMP_PREPARED);
+  chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
 
   float q[8];
 #pragma unroll

@@ -13,8 +13,10 @@ struct LlmStepState {
   int32_t pos;           // its position; the KV cache holds positions [0, pos)
   uint64_t argmax;       // (ordered logit << 32) | ~index, the best logit so far
   int32_t n_tokens;      // prefill: tokens in this batch
+  // (The host writes the fields above between steps, and those below once.)
   // Self-ordered decode launches (llm_chain.cuh): blocks of this state's steps
-  // finished so far, and the count at which the current step began.
+  // finished so far, and the count at which the current step began. The count
+  // only grows, which keeps the tags of llm_tagged.cuh unique.
   uint32_t chain_done;
   uint32_t chain_base;
   int32_t reserved[1];
@@ -48,6 +50,7 @@ struct LlmChainLink {
 #define LLM_HANDOFF_NONE 0
 #define LLM_HANDOFF_Q8X32 1  // the kActQ8x32 layout
 #define LLM_HANDOFF_Q8K 2    // the kActQ8K layout (attention to Wo only)
+#define LLM_HANDOFF_TAGGED 3  // f32 values tagged with their launch (Q/K/V to the attention; llm_tagged.cuh)
 
 // What a matrix-vector product does with its results (llm_matvec.cu kernels
 // are named after these; the persistent step keeps them in its phases).
@@ -89,7 +92,11 @@ struct LlmMatvecJob {
   // (R = 2). (The add_handoff kernels read `in` in the kActQ8x32 layout.)
   int32_t out_handoff;
   int32_t stage_at;
-  int32_t reserved[2];  // (LlmStepPhase's size a multiple of 16)
+  // A store product tagging its outputs (out_handoff LLM_HANDOFF_TAGGED, in
+  // a self-ordered step): the tag's offset from the step's chain_base
+  // (llm_tagged.cuh); `out` then holds a 64-bit word a row.
+  int32_t out_tag;
+  int32_t reserved[1];  // (LlmStepPhase's size a multiple of 16)
   LlmChainLink chain;
 };
 
@@ -118,6 +125,10 @@ struct LlmAttentionJob {
   int32_t n_tokens;  // prefill: tokens in the batch
   int32_t heads_per_block;  // query heads per unit: a divisor of n_head / n_kv
   int32_t out_handoff;      // attention_head_handoff: LLM_HANDOFF_* of out (out_f16 is not read)
+  // Decode: 0, qkv is f32 and the block waits for the launches ahead; else
+  // qkv holds the Q/K/V launch's tagged values (llm_tagged.cuh; tag: the
+  // step's chain_base plus qkv_tag), and the block waits for those only.
+  int32_t qkv_tag;
   float scale;
   LlmChainLink chain;
 };

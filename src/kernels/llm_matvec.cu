@@ -15,12 +15,15 @@
 //               swiglu: the output is handed over quantized (llm_handoff.cuh)
 //   _early      the warps' first weight loads issued before the wait and the
 //               preparation (matvec_early, below)
+// A store kernel tags its outputs for the attention where its job says so
+// (LLM_HANDOFF_TAGGED, llm_tagged.cuh; in a self-ordered step only).
 #include "gemm_prims.cuh"  // dynamic_smem
 #include "llm_bulk.cuh"
 #include "llm_chain.cuh"
 #include "llm_handoff.cuh"
 #include "llm_jobs.cuh"
 #include "llm_matvec_rows.cuh"
+#include "llm_tagged.cuh"
 
 #define MV_THREADS 256
 #define MV_WARPS (MV_THREADS / 32)
@@ -84,6 +87,23 @@
 template <int kAct, int kEpi>
 __device__ constexpr int mv_share() {
   return MV_EPI(kEpi) == LLM_EPI_ADD && (kAct == kActQ8K || kAct == kActQ8x32) ? MV_CLUSTER : 1;
+}
+
+// The tag of a store kernel's outputs where it tags them (llm_tagged.cuh):
+// thread 0 has the step's chain_base from the wait (mv_wait), and the block's
+// barrier after its preparation shows the tag to every thread. A run-time
+// choice, not kernels of their own: with store_handoff kernels added to the
+// builds, and nothing tagged, 1B Q6_K and F16 decoded 0.7-0.9% slower on the
+// H200 (docs/perf-notes.md).
+__shared__ uint32_t mv_out_tag;
+
+// Every thread of the block: the wait for the launches ahead (llm_chain.cuh).
+template <int kEpi>
+__device__ __forceinline__ void mv_wait(const LlmMatvecJob& job, const LlmStepState* state) {
+  const uint32_t base = chain_wait(job.chain, state);
+  if (MV_EPI(kEpi) == LLM_EPI_STORE && job.out_handoff == LLM_HANDOFF_TAGGED && threadIdx.x == 0) {
+    mv_out_tag = base + (uint32_t)job.out_tag;
+  }
 }
 
 // A block's activations: prepared from the input (llm_act_prep.cuh), or, in
@@ -162,7 +182,12 @@ __device__ __forceinline__ void finish_rows(const LlmMatvecJob& job, int row0, c
     int r;
     const int seg = segment_of(job, row, &r);
     const float* bias = (const float*)(seg == 0 ? job.bias[0] : seg == 1 ? job.bias[1] : job.bias[2]);
-    out[row] = bias ? v + bias[r] : v;
+    const float value = bias ? v + bias[r] : v;
+    if (job.out_handoff != LLM_HANDOFF_TAGGED) {
+      out[row] = value;
+    } else {
+      store_tagged((uint64_t*)job.out + row, value, mv_out_tag);
+    }
   } else if (MV_EPI(kEpi) == LLM_EPI_ADD) {
     out[row] = residual + v;
   } else {
@@ -208,7 +233,7 @@ struct EarlyPrep {
   template <class Hook = NoPrepHook>
   __device__ __forceinline__ ActView prepare(const LlmMatvecJob& job, const Hook& hook = Hook{}) const {
     LlmStepState* state = (LlmStepState*)job.state;
-    chain_wait(job.chain, state);
+    mv_wait<kEpi>(job, state);
     const ActView a = mv_prepare<kAct, kEpi, ActShare<kShare>>(job, smem, red, hook);
     __syncthreads();
     chain_stamp(job.chain, state, LLM_STAMP_PREPARED);
@@ -445,7 +470,7 @@ __device__ __forceinline__ void matvec(const LlmMatvecJob& job) {
     }
   }
   LlmStepState* state = (LlmStepState*)job.state;
-  chain_wait(job.chain, state);
+  mv_wait<kEpi>(job, state);
   const ActView a = mv_prepare<kAct, kEpi, ActShare<mv_share<kAct, kEpi>()>>(job, smem, red);
   __syncthreads();
   chain_stamp(job.chain, state, LLM_STAMP_PREPARED);

@@ -409,15 +409,19 @@ TEST_P(GpuLlmAttention, HandoffsChangeSpeedNotResults) {
       GpuLlamaOptions o;
       o.context = 320;
       o.decode_handoff = handoff;
+      o.self_ordered_decode = "on";  // (the Q/K/V launch tags its outputs in a self-ordered step only)
       GpuLlama gpu(*model, *acc_, pool, o);
       const std::vector<std::string> kernels = gpu.step_kernels();
-      const bool handed = std::any_of(kernels.begin(), kernels.end(), [](const std::string& k) {
-        return k.find("attention_head_handoff") == 0;
-      });
+      auto has = [&](const std::string& part) {
+        return std::any_of(kernels.begin(), kernels.end(),
+                           [&](const std::string& k) { return k.find(part) != std::string::npos; });
+      };
       // (Q8_K super-blocks of 64-dimension heads need clusters: sm_90 and newer.)
       const bool q8k = mc.ftype != LlamaFtype::MOSTLY_Q8_0;
-      EXPECT_EQ(handed, handoff != 0 && (!q8k || sm_version(acc_->arch()) >= 0x900))
+      EXPECT_EQ(has("attention_head_handoff"),
+                (handoff & GpuLlamaOptions::kHandoffWo) != 0 && (!q8k || sm_version(acc_->arch()) >= 0x900))
           << case_name(mc) << ": the attention's kernel";
+      EXPECT_EQ(gpu.tags_qkv(), (handoff & GpuLlamaOptions::kHandoffAttention) != 0) << case_name(mc);
       if (long_prompt) return decode_after_long_prompt(gpu);
       DecodeRun r;
       gpu.forward(prompt_tokens(5, gpu.config().n_vocab));
@@ -427,7 +431,9 @@ TEST_P(GpuLlmAttention, HandoffsChangeSpeedNotResults) {
     };
     for (const bool long_prompt : {false, true}) {
       const auto plain = decode(0, long_prompt);
-      const auto handed = decode(GpuLlamaOptions::kHandoffWo | GpuLlamaOptions::kHandoffDown, long_prompt);
+      const auto handed = decode(GpuLlamaOptions::kHandoffWo | GpuLlamaOptions::kHandoffDown |
+                                     GpuLlamaOptions::kHandoffAttention,
+                                 long_prompt);
       const std::string what = case_name(mc) + (long_prompt ? " past 256 positions" : " short");
       EXPECT_EQ(handed.tokens, plain.tokens) << what;
       ASSERT_EQ(handed.logits.size(), plain.logits.size());

@@ -288,6 +288,22 @@ TEST_P(DecodeAttentionEmulation, MatchesFloat64AndAppendsOnce) {
     EXPECT_EQ(L.state.chain_done, 1000u + static_cast<uint32_t>(units * c.splits)) << "blocks counted finished";
     EXPECT_EQ(out, unchained);
     ASSERT_NO_FATAL_FAILURE(L.expect_cache());
+
+    // The Q/K/V launch's values tagged (kernels/llm_tagged.cuh; the tag wraps
+    // past the count's range): read without the wait, the same outputs.
+    constexpr uint32_t kBase = 0xfffffffdu, kOffset = 7;
+    std::vector<uint64_t> words(L.qkv.size());
+    for (size_t i = 0; i < words.size(); ++i) words[i] = uint64_t{kBase + kOffset} << 32 | cpu::float_bits(L.qkv[i]);
+    LlmAttentionJob tagged = chained;
+    tagged.qkv = reinterpret_cast<uint64_t>(words.data());
+    tagged.qkv_tag = static_cast<int32_t>(kOffset);
+    // (The count says nothing has finished: the block does not wait for it.)
+    L.state.chain_base = L.state.chain_done = kBase;
+    std::fill(out.begin() + kLead, out.begin() + kLead + n_head * hd, std::nanf(""));
+    ASSERT_EQ(launch(grid, [&] { attention_head(tagged); }, threads), "");
+    EXPECT_EQ(L.state.chain_done, kBase + static_cast<uint32_t>(units * c.splits)) << "blocks counted finished";
+    EXPECT_EQ(out, unchained);
+    ASSERT_NO_FATAL_FAILURE(L.expect_cache());
   }
 
   // Units of one head hand their output over quantized for Wo

@@ -188,6 +188,57 @@ TEST_P(LlmMatvecEmulation, StoreAndAddMatchTheCpuDotProducts) {
   }
 }
 
+// The store kernels tagging their outputs for the attention (LLM_HANDOFF_TAGGED,
+// llm_tagged.cuh): each row's word holds the plain store kernel's bits of the
+// row and the tag the step's chain_base and the job's offset make (a base
+// near the top of the count's range, so the tag wraps), in the plain loop and
+// where the plan would launch it early; every block counts itself finished.
+TEST_P(LlmMatvecEmulation, TaggedStoreHoldsTheStoreBitsAndTheTag) {
+  SKIP_WITHOUT_FIBERS();
+  const MatvecCase& c = GetParam();
+  std::mt19937 rng(13);
+  const int R = c.rows_per_warp;
+  const std::vector<float> x = random_vector(kCols, 1.0f, rng);
+  std::vector<std::unique_ptr<Matrix>> mats;
+  std::vector<const Matrix*> segments;
+  std::vector<std::vector<float>> bias;
+  int rows = 0;
+  for (size_t s = 0; s < c.types.size(); ++s) {
+    mats.push_back(std::make_unique<Matrix>(c.types[s], R * (s == 0 ? kTasks - 12 : 6), rng));
+    segments.push_back(mats.back().get());
+    bias.push_back(random_vector(static_cast<size_t>(mats.back()->rows), 1.0f, rng));
+    rows += mats.back()->rows;
+  }
+  const int act = llm_act_kind(mats[0]->desc.format);
+  constexpr uint32_t kBase = 0xfffffffau;
+  constexpr int32_t kOffset = 9;
+  for (const bool early : {false, true}) {
+    if (early && !early_kernel(c.types, false)) continue;
+    std::vector<float> plain(static_cast<size_t>(rows) + 2, std::nanf(""));
+    std::vector<uint64_t> tagged(static_cast<size_t>(rows) + 2, 0x7fc00000u);
+    LlmStepState state{};
+    state.chain_base = state.chain_done = kBase;
+    LlmMatvecJob job = job_template(segments, x, plain, state);
+    job.rows = rows;
+    job.chain = LlmChainLink{1, 0};
+    for (size_t s = 0; s < mats.size(); ++s) job.bias[s] = reinterpret_cast<uint64_t>(bias[s].data());
+    ASSERT_EQ(run<LLM_EPI_STORE>(act, job, early), "");
+    job.out = reinterpret_cast<uint64_t>(tagged.data() + 1);
+    job.out_handoff = LLM_HANDOFF_TAGGED;
+    job.out_tag = kOffset;
+    ASSERT_EQ(run<LLM_EPI_STORE>(act, job, early), "");
+    EXPECT_EQ(state.chain_done, kBase + 2u * kBlocks) << "blocks counted finished";
+    EXPECT_EQ(tagged.front(), 0x7fc00000u);
+    EXPECT_EQ(tagged.back(), 0x7fc00000u);
+    for (int r = 0; r < rows; ++r) {
+      const uint64_t word = tagged[static_cast<size_t>(r) + 1];
+      ASSERT_EQ(static_cast<uint32_t>(word >> 32), kBase + kOffset) << (early ? "early, " : "") << "row " << r;
+      ASSERT_EQ(static_cast<uint32_t>(word), cpu::float_bits(plain[static_cast<size_t>(r) + 1]))
+          << (early ? "early, " : "") << "row " << r;
+    }
+  }
+}
+
 // SwiGLU of gate and up rows (with the input RMS-normalized first; also by
 // the early-loading kernel where the plan would launch it, chained), and the
 // logits with their argmax.

@@ -61,7 +61,7 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
     throw UsageError("early weight loads are 'auto', 'on' or 'off' (NVHCQ_EARLY_LOADS), not '" +
                      options_.early_loads + "'");
   }
-  if (const auto n = env_integer("NVHCQ_DECODE_HANDOFF", 0, 3)) options_.decode_handoff = static_cast<int>(*n);
+  if (const auto n = env_integer("NVHCQ_DECODE_HANDOFF", 0, 7)) options_.decode_handoff = static_cast<int>(*n);
   if (const auto n = env_integer("NVHCQ_MATVEC_BUILDS", 0, 3)) options_.matvec_builds = static_cast<int>(*n);
   if (const auto n = env_integer("NVHCQ_DECODE_CARVEOUT_KIB", 0, 1024)) {
     options_.decode_carveout_kib = static_cast<int>(*n);
@@ -210,8 +210,9 @@ void GpuLlama::write_state(int32_t token, int32_t pos) {
   LlmStepState st{};
   st.token = token;
   st.pos = pos;
-  st.trace = trace_ ? trace_->va() : 0;
-  acc_.upload(*scratch_, s_->state - scratch_->va(), &st, sizeof(st));
+  // Not the chain's count: it only grows, which keeps tags unique
+  // (llm_tagged.cuh). The trace address is written with the trace.
+  acc_.upload(*scratch_, s_->state - scratch_->va(), &st, offsetof(LlmStepState, chain_done));
 }
 
 void GpuLlama::launch_all(const std::vector<StepLaunch>& launches) {

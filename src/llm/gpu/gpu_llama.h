@@ -79,9 +79,11 @@ struct GpuLlamaOptions {
   // Decode launches whose output is an add product's input quantize it once
   // for that product's blocks to copy, where its activations are quantized
   // (llm_handoff.cuh): a mask of the products, attention for Wo and gate/up
-  // for down (NVHCQ_DECODE_HANDOFF; 0 for none).
-  static constexpr int kHandoffWo = 1, kHandoffDown = 2;
-  int decode_handoff = kHandoffWo | kHandoffDown;
+  // for down; and in a self-ordered step the Q/K/V launch tags its outputs
+  // for the attention, which then waits for those values only
+  // (kHandoffAttention, llm_tagged.cuh). NVHCQ_DECODE_HANDOFF; 0 for none.
+  static constexpr int kHandoffWo = 1, kHandoffDown = 2, kHandoffAttention = 4;
+  int decode_handoff = kHandoffWo | kHandoffDown | kHandoffAttention;
   // The SM carve-out (KiB of shared memory) every launch of a decode step asks
   // for at least (gpu::LaunchDims::min_carveout_kib): 0 for each launch's own,
   // or -1 for the measured choice: 196 on nv and sm_90, where decode was
@@ -122,6 +124,8 @@ class StepChain {
     blocks_ += static_cast<int32_t>(d.blocks());
     return link;
   }
+  // The blocks of the launches so far.
+  int32_t blocks() const { return blocks_; }
 
  private:
   bool chained_;
@@ -186,6 +190,8 @@ class GpuLlama {
   bool persistent_decode() const { return persistent_; }
   // Whether the decode step's launches are self-ordered (see GpuLlamaOptions).
   bool self_ordered_decode() const { return self_ordered_; }
+  // Whether its Q/K/V launch tags its outputs for the attention (llm_tagged.cuh).
+  bool tags_qkv() const { return !persistent_ && tags_qkv(self_ordered_); }
   const std::string& persistent_refusal() const { return persistent_refusal_; }
   // Waits for everything queued on the GPU.
   void synchronize() { acc_.synchronize(); }
@@ -246,14 +252,19 @@ class GpuLlama {
   // A decode product may take its input handed over by the launch before
   // (in_handoff), and a swiglu product may hand its output over as the next
   // product's activations (out_handoff, LLM_HANDOFF_*; llm_handoff.cuh):
-  // returns whether it does.
+  // returns whether it does. A store product tags its outputs with `out_tag`
+  // where out_handoff is LLM_HANDOFF_TAGGED (llm_tagged.cuh; out_va then holds
+  // a 64-bit word a row).
   bool add_matvec(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& segments,
                   const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm, uint64_t out_va,
                   const std::string& epilogue, StepChain* chain = nullptr, int out_handoff = LLM_HANDOFF_NONE,
-                  bool in_handoff = false) const;
+                  bool in_handoff = false, int32_t out_tag = 0) const;
   // What a decode launch hands over to the add product of `m` (LLM_HANDOFF_*),
   // `which` a GpuLlamaOptions::kHandoff* bit.
   int handoff_for(const GpuMatrix& m, int which) const;
+  // Whether a decode step's Q/K/V launch tags its outputs (`chained`: the
+  // step's launches are self-ordered).
+  bool tags_qkv(bool chained) const;
   // Returns the split-K ways whose partial products it left in batch_partial
   // for the next launch to add (`defer_split_sum`), or 0.
   int add_gemm(std::vector<StepLaunch>& out, const std::string& what, const std::vector<const GpuMatrix*>& w,

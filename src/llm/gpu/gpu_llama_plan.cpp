@@ -167,8 +167,12 @@ std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<con
 bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
                           const std::vector<const GpuMatrix*>& segments, const std::vector<uint64_t>& biases,
                           uint64_t in, uint64_t norm, uint64_t out_va, const std::string& epilogue,
-                          StepChain* chain, int out_handoff, bool in_handoff) const {
+                          StepChain* chain, int out_handoff, bool in_handoff, int32_t out_tag) const {
   bool handed = false;
+  const bool tagged = out_handoff == LLM_HANDOFF_TAGGED;
+  if (tagged && (epilogue != "store" || chain == nullptr || !chain->chained())) {
+    throw Error("'" + what + "': only a self-ordered store product tags its outputs");
+  }
   for (MatvecGroup& g : matvec_groups(segments, biases, in, norm, out_va, epilogue == "swiglu")) {
     LlmMatvecJob& job = g.job;
     std::vector<const LlmGpuMatrix*> descs;
@@ -187,6 +191,12 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
       throw Error("'" + g.first->name + "': no kernel takes this input handed over");
     }
     const bool quantized = g.act == kActQ8x32 || g.act == kActQ8K;
+    if (tagged) {  // (8 bytes a row: the groups' outputs are twice as far apart)
+      job.out_handoff = LLM_HANDOFF_TAGGED;
+      job.out_tag = out_tag;
+      job.out = out_va + 2 * (job.out - out_va);
+      handed = true;
+    }
     if (epilogue == "swiglu" && out_handoff != LLM_HANDOFF_NONE && quantized) {
       const bool pair = kernels_.matvec(g.act, epilogue, format, build_rows).cluster_blocks() == 2;
       if (handoff_fits(job.m[0], job.rows_per_warp, pair)) {
@@ -202,8 +212,9 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     const bool early = chain != nullptr &&
                        early_kernel(options_.early_loads, descs, epilogue, job.rows_per_warp, chain->chained());
     // (An add product's input handed over, or a swiglu product handing its
-    // output over: kernels of their own, llm_matvec.cu.)
-    const bool handoff = in_handoff || job.out_handoff != LLM_HANDOFF_NONE;
+    // output over: kernels of their own, llm_matvec.cu. A store kernel tags
+    // its outputs where the job says so.)
+    const bool handoff = in_handoff || (job.out_handoff != LLM_HANDOFF_NONE && !tagged);
     const std::string name = epilogue + (handoff ? "_handoff" : "") + (early ? "_early" : "");
     const gpu::Kernel& kernel = kernels_.matvec(g.act, name, format, build_rows);
     gpu::LaunchDims d;
@@ -380,6 +391,11 @@ void GpuLlama::build_decode_step() {
   step_ = decode_launches(self_ordered_);
 }
 
+bool GpuLlama::tags_qkv(bool chained) const {
+  // (The grouped attention kernel reads f32 values.)
+  return chained && attention_heads_ == 1 && (options_.decode_handoff & GpuLlamaOptions::kHandoffAttention) != 0;
+}
+
 int GpuLlama::handoff_for(const GpuMatrix& m, int which) const {
   // (A 16-bit input's preparation is a copy already: llm_handoff.cuh.)
   if ((options_.decode_handoff & which) == 0) return LLM_HANDOFF_NONE;
@@ -408,9 +424,19 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
       one_block);
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const GpuLayer& L = w.layers[l];
-    add_matvec(step, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, "store", &chain);
+    // In a self-ordered step the Q/K/V launch tags its outputs for the
+    // attention (llm_tagged.cuh) with one more than the blocks ahead of it.
+    const bool tagged = tags_qkv(chained);
+    const int32_t qkv_tag = chain.blocks() + 1;
+    add_matvec(step, "qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm,
+               tagged ? s_->qkv_tagged : s_->qkv, "store", &chain, tagged ? LLM_HANDOFF_TAGGED : LLM_HANDOFF_NONE,
+               false, qkv_tag);
 
     LlmAttentionJob aj = decode_attention_job(l);
+    if (tagged) {
+      aj.qkv = s_->qkv_tagged;
+      aj.qkv_tag = qkv_tag;
+    }
     // (The grouped attention kernel stores plain outputs.)
     aj.out_handoff = attention_heads_ == 1 ? handoff_for(L.wo, GpuLlamaOptions::kHandoffWo) : LLM_HANDOFF_NONE;
     gpu::LaunchDims ad;

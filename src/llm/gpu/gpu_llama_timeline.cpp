@@ -2,6 +2,7 @@
 // (kernels built with LLM_TRACE stamp into the array the step state points to;
 // step_timeline.h reads it).
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <vector>
@@ -38,7 +39,11 @@ StepTimeline GpuLlama::decode_timeline(int samples) {
     throw UsageError("the decode timeline runs steps after a prompt, within the context");
   }
   const size_t bytes = step_blocks(step_) * sizeof(BlockStamps);
-  if (!trace_) trace_ = acc_.alloc(bytes);
+  if (!trace_) {
+    trace_ = acc_.alloc(bytes);
+    const uint64_t va = trace_->va();
+    acc_.upload(*scratch_, s_->state - scratch_->va() + offsetof(LlmStepState, trace), &va, sizeof(va));
+  }
   // Zero, so that what a kernel does not stamp (its preparation) reads 0.
   const std::vector<uint8_t> zeros(bytes, 0);
   acc_.upload(*trace_, 0, zeros.data(), bytes);

@@ -32,6 +32,7 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_decode(gpu::Accel
   state = l.take(sizeof(LlmStepState));
   x = l.take(4ull * c.n_embd);
   qkv = l.take(4ull * (c.q_dim() + 2 * c.kv_dim()));
+  qkv_tagged = l.take(8ull * (c.q_dim() + 2 * c.kv_dim()));
   attn = l.take(4ull * c.q_dim());
   h = l.take(4ull * c.n_ff);
   gate = l.take(4ull * c.n_ff);
@@ -47,10 +48,11 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_decode(gpu::Accel
   step_barrier = l.take(8);
   step_times = l.take(8 * max_step_times(c));
   auto mem = acc.alloc(l.size());
-  // Zeros to start with: the attention counters and the barrier counter must be.
+  // Zeros to start with: the attention counters and the barrier counter must
+  // be, and the tagged values (no tag is 0 before the count has wrapped).
   const std::vector<uint8_t> zeros(l.size(), 0);
   acc.upload(*mem, 0, zeros.data(), zeros.size());
-  for (uint64_t* a : {&state, &x, &qkv, &attn, &h, &gate, &up, &logits, &partial, &counters, &history, &rope,
+  for (uint64_t* a : {&state, &x, &qkv, &qkv_tagged, &attn, &h, &gate, &up, &logits, &partial, &counters, &history, &rope,
                       &step_barrier, &step_times}) {
     *a += mem->va();
   }
