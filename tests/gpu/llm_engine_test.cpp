@@ -677,8 +677,12 @@ TEST_P(GpuLlmErrors, DecodeTimelineAddsUpToTheStepAndChangesNoResult) {
     EXPECT_GT(c.share, 0.0) << c.what;
     // The split is per launch, the share per step.
     EXPECT_NEAR((c.wait + c.prepare + c.work) * c.launches, c.share, 1e-6 * c.share) << c.what;
-    EXPECT_GE(c.wait, 0.0) << c.what;
-    EXPECT_GE(c.wake, 0.0) << c.what;
+    // (An attention reading tagged values may start before Q/K/V has counted
+    // its last block finished.)
+    if (c.what != "attention" || !traced.tags_qkv()) {
+      EXPECT_GE(c.wait, 0.0) << c.what;
+      EXPECT_GE(c.wake, 0.0) << c.what;
+    }
     EXPECT_GE(c.late, 0.0) << c.what;
     EXPECT_GT(c.work, 0.0) << c.what;
     EXPECT_GT(c.median_work, 0.0) << c.what;

@@ -11,6 +11,9 @@
 // critical block's wait (ready until it was released: the wake-up, or a start
 // delayed until an SM had room), its preparation and its work. The first
 // block's wake-up, the last block's start and the median block's work say why.
+// (An attention that takes tagged values from Q/K/V, kernels/llm_tagged.cuh,
+// waits for those values only, and may be released before it is ready: its
+// wait and wake-up are then negative.)
 
 #include <array>
 #include <cstdint>
