@@ -28,9 +28,7 @@ __device__ __forceinline__ uint32_t launch_tag(const LlmStepState* state, int32_
   return chain_load<false>(&state->chain_base) + (uint32_t)offset;
 }
 
-// (A volatile store is a relaxed one at system scope; unlike an asm statement
-// it lets the compiler keep the early kernels' registers as they were: with
-// st.relaxed.gpu in asm, the early store kernel spilled 8 bytes.)
+// (A volatile store: a relaxed one, at system scope.)
 __device__ __forceinline__ void store_tagged(uint64_t* p, float v, uint32_t tag) {
   *(volatile uint64_t*)p = (uint64_t)tag << 32 | __float_as_uint(v);
 }

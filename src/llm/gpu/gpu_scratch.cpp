@@ -52,8 +52,8 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_decode(gpu::Accel
   // be, and the tagged values (no tag is 0 before the count has wrapped).
   const std::vector<uint8_t> zeros(l.size(), 0);
   acc.upload(*mem, 0, zeros.data(), zeros.size());
-  for (uint64_t* a : {&state, &x, &qkv, &qkv_tagged, &attn, &h, &gate, &up, &logits, &partial, &counters, &history, &rope,
-                      &step_barrier, &step_times}) {
+  for (uint64_t* a : {&state, &x, &qkv, &qkv_tagged, &attn, &h, &gate, &up, &logits, &partial, &counters, &history,
+                      &rope, &step_barrier, &step_times}) {
     *a += mem->va();
   }
   return mem;

@@ -23,7 +23,7 @@ struct GpuLlama::Scratch {
   uint64_t state = 0;      // LlmStepState
   uint64_t x = 0;          // f32 [n_embd], the residual stream
   uint64_t qkv = 0;        // f32 [q_dim + 2 kv_dim]
-  uint64_t qkv_tagged = 0; // u64 [q_dim + 2 kv_dim]: tagged values (llm_tagged.cuh)
+  uint64_t qkv_tagged = 0;  // u64 [q_dim + 2 kv_dim]: tagged values (llm_tagged.cuh)
   uint64_t attn = 0;       // f32 [q_dim]
   uint64_t h = 0;          // f32 [n_ff], silu(gate) * up
   uint64_t gate = 0, up = 0;  // f32 [n_ff], when gate and up cannot share a launch
