@@ -117,6 +117,20 @@ class LlmMatvecEmulation : public ::testing::TestWithParam<MatvecCase> {
   }
 };
 
+// The segments of a product: a matrix of types[s] with R * tasks[s] rows each.
+struct SegmentMatrices {
+  std::vector<std::unique_ptr<Matrix>> mats;
+  std::vector<const Matrix*> segments;
+  int rows = 0;
+  SegmentMatrices(const std::vector<GgmlType>& types, int R, const std::vector<int>& tasks, std::mt19937& rng) {
+    for (size_t s = 0; s < types.size(); ++s) {
+      mats.push_back(std::make_unique<Matrix>(types[s], R * tasks[s], rng));
+      segments.push_back(mats.back().get());
+      rows += mats.back()->rows;
+    }
+  }
+};
+
 // Whether the plan would launch the early-loading kernel of these matrices
 // (one format that llm_mv_early names).
 bool early_kernel(const std::vector<GgmlType>& types, bool swiglu) {
@@ -143,14 +157,8 @@ TEST_P(LlmMatvecEmulation, StoreAndAddMatchTheCpuDotProducts) {
     const std::vector<int> seg_tasks = c.types.size() == 1 ? std::vector<int>{few ? 5 : kTasks}
                                        : few                ? std::vector<int>{2, 2, 1}
                                                             : std::vector<int>{kTasks - 12, 7, 5};
-    std::vector<std::unique_ptr<Matrix>> mats;
-    std::vector<const Matrix*> segments;
-    int rows = 0;
-    for (size_t s = 0; s < c.types.size(); ++s) {
-      mats.push_back(std::make_unique<Matrix>(c.types[s], R * seg_tasks[s], rng));
-      segments.push_back(mats.back().get());
-      rows += mats.back()->rows;
-    }
+    const SegmentMatrices product(c.types, R, seg_tasks, rng);
+    const auto& [mats, segments, rows] = product;
     std::vector<std::vector<float>> bias;
     for (const auto& m : mats) bias.push_back(random_vector(static_cast<size_t>(m->rows), 1.0f, rng));
     const std::vector<float> base = random_vector(static_cast<size_t>(rows), 1.0f, rng);
@@ -199,16 +207,12 @@ TEST_P(LlmMatvecEmulation, TaggedStoreHoldsTheStoreBitsAndTheTag) {
   std::mt19937 rng(13);
   const int R = c.rows_per_warp;
   const std::vector<float> x = random_vector(kCols, 1.0f, rng);
-  std::vector<std::unique_ptr<Matrix>> mats;
-  std::vector<const Matrix*> segments;
+  std::vector<int> tasks(c.types.size(), 6);
+  tasks[0] = kTasks - 12;
+  const SegmentMatrices product(c.types, R, tasks, rng);
+  const auto& [mats, segments, rows] = product;
   std::vector<std::vector<float>> bias;
-  int rows = 0;
-  for (size_t s = 0; s < c.types.size(); ++s) {
-    mats.push_back(std::make_unique<Matrix>(c.types[s], R * (s == 0 ? kTasks - 12 : 6), rng));
-    segments.push_back(mats.back().get());
-    bias.push_back(random_vector(static_cast<size_t>(mats.back()->rows), 1.0f, rng));
-    rows += mats.back()->rows;
-  }
+  for (const auto& m : mats) bias.push_back(random_vector(static_cast<size_t>(m->rows), 1.0f, rng));
   const int act = llm_act_kind(mats[0]->desc.format);
   constexpr uint32_t kBase = 0xfffffffau;
   constexpr int32_t kOffset = 9;
