@@ -710,17 +710,19 @@ TEST_P(GpuLlmErrors, DecodeTimelineAddsUpToTheStepAndChangesNoResult) {
   EXPECT_THROW(ordered.decode_timeline(2), UsageError);
 }
 
-// Tuning from the environment (docs/llm-gpu.md): a bad block count is refused
-// with a clear error; tuned variants (more blocks per SM, kernels built for
-// them; the quantized products without their pipeline, or all of them with it;
-// the decode step's SM carve-out) decode the same tokens with the same logits,
+// Tuning from the environment (docs/llm-gpu.md): a bad block count or list of
+// rows a warp is refused with a clear error; tuned variants (more blocks per
+// SM, kernels built for them; the quantized products without their pipeline,
+// or all of them with it; the decode step's SM carve-out; other rows a warp)
+// decode the same tokens with the same logits,
 // since every row's sum keeps its order.
 TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
   const SavedEnv blocks("NVHCQ_MATVEC_BLOCKS_PER_SM"), defines("NVHCQ_KERNEL_DEFINES"),
-      carveout("NVHCQ_DECODE_CARVEOUT_KIB");
+      carveout("NVHCQ_DECODE_CARVEOUT_KIB"), rows("NVHCQ_MATVEC_ROWS");
   expect_env_refused(*acc_, *model, pool, "NVHCQ_MATVEC_BLOCKS_PER_SM", {"0", "33", "2x", "many"});
+  expect_env_refused(*acc_, *model, pool, "NVHCQ_MATVEC_ROWS", {"wo", "wo:3", ":2", "wo:2,qkv:x", "wo:22"});
   expect_env_refused(*acc_, *model, pool, "NVHCQ_DECODE_CARVEOUT_KIB", {"-1", "1025", "196k"});
   auto decode = [&] {
     GpuLlama gpu(*model, *acc_, pool, GpuLlamaOptions{64});
@@ -739,6 +741,14 @@ TEST_P(GpuLlmErrors, TuningFromTheEnvironmentChangesSpeedNotResults) {
     EXPECT_EQ(other.first, plain.first) << "carve-out " << kib;
   }
   ::unsetenv("NVHCQ_DECODE_CARVEOUT_KIB");
+  // Other rows a warp for each kind of product.
+  for (const char* spec : {"qkv:1,wo:1,ffn_gate_up:2,ffn_down:4,logits:2", "qkv:2,wo:4,ffn_gate_up:4,ffn_down:1"}) {
+    ::setenv("NVHCQ_MATVEC_ROWS", spec, 1);
+    const auto other = decode();
+    EXPECT_EQ(other.second, plain.second) << spec;
+    EXPECT_EQ(other.first, plain.first) << spec;
+  }
+  ::unsetenv("NVHCQ_MATVEC_ROWS");
   // More blocks per SM with fewer loads in flight; the quantized products
   // without their pipeline, and every one of them pipelined (llm_matvec.cu).
   for (const auto& [blocks, defines] : {std::pair<const char*, const char*>{"3", "MV_MIN_BLOCKS=3 MV_IN_FLIGHT=4"},

@@ -45,6 +45,8 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (const auto n = env_integer("NVHCQ_MATVEC_BLOCKS_PER_SM", 1, 32)) {
     options_.matvec_blocks_per_sm = static_cast<int>(*n);
   }
+  if (const char* v = std::getenv("NVHCQ_MATVEC_ROWS"); v != nullptr) options_.matvec_rows = v;
+  matvec_rows_for(options_.matvec_rows, "");  // (refuses a malformed list now)
   if (const auto n = env_integer("NVHCQ_ATTENTION_HEADS", 0, LLM_ATTN_MAX_GQA)) {
     options_.attention_heads = static_cast<int>(*n);
   }
