@@ -78,7 +78,7 @@ uint64_t matvec_blocks(uint64_t tasks, uint64_t max_blocks) {
 // and every warp still has a task at most, a warp takes two: 8B's Wo (4096
 // rows of 4096) in 256 blocks instead of 128 decoded 8B Q4_K_M and Q6_K
 // 1.2-1.6% faster since the tagged values; at one row, or 1B's Wo at two (its
-// four rows are one round), decode was 0.4-7% slower, and so was 8B's Q/K/V
+// four rows are one round), decode was 0.3-7% slower, and so was 8B's Q/K/V
 // at two rows (more tasks than warps). Longer rows go one at
 // a time, or two where that leaves the busiest warp no more rows (1B F16's
 // Q/K/V and gate/up, 8B's down: 1B F16 1.2% faster); two of 1B's down rows a
