@@ -48,16 +48,19 @@ __device__ __forceinline__ uint32_t chain_load(const uint32_t* p) {
 // each block of a chained launch writes %globaltimer into the step state's
 // trace array, at the block's slot (the blocks before its launch, link.after,
 // plus its index in the grid). The array's address is read once, at the
-// block's first stamp (its start, before the wait), so that no later stamp
-// waits on a load. Other builds compile no stamps.
+// block's first stamp (its start, before the wait), after the timer, so that
+// no stamp waits on a load (a start stamped after it read one round trip to
+// L2 late).
+// Other builds compile no stamps.
 __device__ __forceinline__ void chain_stamp(const LlmChainLink& link, const LlmStepState* state, int what) {
 #if defined(LLM_TRACE) && !defined(NVHCQ_KERNEL_EMULATION)
   __shared__ uint64_t trace;
   if (!link.chained || threadIdx.x != 0) return;
+  uint64_t t;
+  // (The clobber keeps the address's load after the timer's read.)
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
   if (what == LLM_STAMP_START) trace = state->trace;
   if (trace == 0) return;
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   ((uint64_t*)trace)[((uint64_t)link.after + block) * LLM_STAMPS + what] = t;
 #else
