@@ -1,5 +1,5 @@
 // The matrix-vector kernels' tuning constants that the host's launch plan
-// reads too (gpu_llama_plan.cpp: the rows a warp takes depend on the loads a
+// reads too (llm/gpu/matvec_rows.cpp: the rows a warp takes depend on the loads a
 // lane keeps in flight and on which products are pipelined). Each is a
 // default: NVHCQ_KERNEL_DEFINES overrides it in the kernels only, for
 // measurements (docs/llm-gpu.md), and the plan keeps the default.

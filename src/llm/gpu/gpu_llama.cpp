@@ -15,6 +15,7 @@
 #include "kernels/gemm_plan.h"
 #include "kernels/llm_jobs.cuh"
 #include "llm/gpu/gpu_scratch.h"
+#include "llm/gpu/matvec_rows.h"
 #include "llm/gpu/weight_repack.h"
 #include "llm/model/rope.h"
 

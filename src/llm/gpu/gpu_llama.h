@@ -41,8 +41,9 @@ struct GpuLlamaOptions {
   int attention_heads = 1;
   int matvec_blocks_per_sm = 2;
   // Rows a warp for named decode products, for measurements ("wo:2,qkv:4";
-  // NVHCQ_MATVEC_ROWS): the count replaces the plan's where it divides every
-  // matrix's rows. Empty: the plan's (rows_per_warp in gpu_llama_plan.cpp).
+  // NVHCQ_MATVEC_ROWS; matvec_rows.h): a count replaces the plan's where it
+  // divides every matrix's rows and a pipelined round stays within a row.
+  // Empty: the plan's.
   std::string matvec_rows;
   // Which builds of llm_matvec.cu the decode products take their kernels from
   // (LlmKernels::matvec), a mask: 1 one weight format (where the product has
@@ -100,11 +101,6 @@ struct GpuLlamaOptions {
   // cost a little time).
   bool trace_decode = false;
 };
-
-// The rows a warp GpuLlamaOptions::matvec_rows names for the decode product
-// `what` ("qkv", "wo", "ffn_gate_up", "ffn_down", "logits"); 0 where it names
-// none. Throws UsageError where the list is malformed.
-int matvec_rows_for(const std::string& spec, const std::string& what);
 
 // The SM version of an NVRTC target name ("sm_90" -> 0x900), 0 if unknown.
 inline uint32_t sm_version(const std::string& arch) {

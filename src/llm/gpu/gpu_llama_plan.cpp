@@ -10,12 +10,11 @@
 #include "kernels/llm_matvec_tuning.cuh"
 #include "llm/gpu/gpu_llama.h"
 #include "llm/gpu/gpu_scratch.h"
+#include "llm/gpu/matvec_rows.h"
 
 namespace nvhcq::llm {
 namespace {
 
-constexpr uint32_t kMatvecThreads = 256;
-constexpr uint32_t kMatvecWarps = kMatvecThreads / 32;
 // Matrix-vector blocks stay within the shared memory every launch may use
 // without an opt-in.
 constexpr uint32_t kMaxDynamicShared = 48 * 1024;
@@ -37,20 +36,6 @@ constexpr uint32_t kFlashThreads = 128;
 constexpr uint32_t kFlashQueries = 64;
 constexpr uint32_t kFlashKeys = 64;
 
-// The weight format every matrix of a product has, or -1 where they differ
-// (llm_matvec.cu's job_format on the GPU).
-int one_format(const std::vector<const LlmGpuMatrix*>& mats) {
-  const int f = mats.front()->format;
-  return std::all_of(mats.begin(), mats.end(), [&](const LlmGpuMatrix* m) { return m->format == f; }) ? f : -1;
-}
-
-// Whether a product runs llm_matvec.cu's pipelined loop: every matrix of one
-// format that MV_PIPELINE's default pipelines (llm_matvec_tuning.cuh).
-bool pipelined(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu) {
-  const int f = one_format(mats);
-  return f >= 0 && llm_mv_pipelined(f, swiglu);
-}
-
 // Whether a decode product takes its early-loading kernel under the
 // GpuLlamaOptions::early_loads setting `early`, in a step whose launches are
 // self-ordered (`chained`) or not.
@@ -60,74 +45,6 @@ bool early_kernel(const std::string& early, const std::vector<const LlmGpuMatrix
   if (early == "off" || epilogue == "logits" || f < 0 || !llm_mv_early(f, epilogue == "swiglu")) return false;
   return early == "on" || chained || epilogue != "add" || llm_format_16bit(f) ||
          llm_mv_early_rounds(mats.front()->cols, rows_per_warp) == 1;
-}
-
-// Blocks of a matrix-vector launch whose warps take `tasks` tasks: one task a
-// warp, at most max_blocks (the warps then take several).
-uint64_t matvec_blocks(uint64_t tasks, uint64_t max_blocks) {
-  return std::clamp<uint64_t>((tasks + kMatvecWarps - 1) / kMatvecWarps, 1, max_blocks);
-}
-
-// Rows a warp of a matrix-vector kernel takes at once (each lane keeps about
-// eight 16-byte loads in flight whatever the rows; see llm_matvec.cu). Rows of
-// at most four loads a lane go four to a warp: a short product then takes fewer
-// blocks and leaves its SMs room for the next launch's blocks, which start
-// waiting before it ends (8B's Q/K/V and Wo at four rows instead of two: 1.0%
-// and 2.5% faster decode of Q4_K_M and Q6_K on the H200, when that was
-// measured). Where four rows are two rounds of loads a warp, two rows are one
-// and every warp still has a task at most, a warp takes two: 8B's Wo (4096
-// rows of 4096) in 256 blocks instead of 128 decoded 8B Q4_K_M and Q6_K
-// 1.2-1.6% faster since the tagged values; at one row, or 1B's Wo at two (its
-// four rows are one round), decode was 0.3-7% slower, and so was 8B's Q/K/V
-// at two rows (more tasks than warps). Longer rows go one at
-// a time, or two where that leaves the busiest warp no more rows (1B F16's
-// Q/K/V and gate/up, 8B's down: 1B F16 1.2% faster); two of 1B's down rows a
-// warp (twice the busiest warp's rows), or four F16 rows of 4 KB, were 3-4%
-// slower (docs/perf-notes.md). The pipelined loop keeps its loads in flight
-// whatever the rows (kU groups of R rows, kU * R fixed), so there the rows are
-// those that leave the busiest warp the fewest, of the counts whose rounds do
-// not pass the row's end (8B's gate/up: seven rows instead of four tasks of
-// two; 1-1.6% faster decode on the H200). `rows`: the rows the launch's warps
-// share (LlmMatvecJob::rows); `max_blocks`: its grid at most; `wanted`: a
-// count asked for (GpuLlamaOptions::matvec_rows), taken where it divides the
-// rows and a pipelined round stays within a row, 0 for none.
-int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu, uint64_t rows,
-                  uint64_t max_blocks, int wanted) {
-  const LlmGpuMatrix& m = *segments.front();
-  const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
-  const uint64_t loads = plain ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512
-                               : (static_cast<uint64_t>(m.cols) / LLM_GROUP + 31) / 32;
-  auto divides = [&](int k) {
-    return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
-  };
-  auto busiest_rows = [&](int k) {
-    const uint64_t tasks = rows / k;
-    const uint64_t warps = kMatvecWarps * matvec_blocks(tasks, max_blocks);
-    return (tasks + warps - 1) / warps * k;
-  };
-  const uint64_t groups = static_cast<uint64_t>(m.cols) / LLM_GROUP;
-  // (A pipelined round must not pass the row's end.)
-  auto round_fits = [&](int k) {
-    return !pipelined(segments, swiglu) || 32 * static_cast<uint64_t>(mv_per_row(MV_PIPE_IN_FLIGHT, k)) <= groups;
-  };
-  if (wanted > 0 && divides(wanted) && round_fits(wanted)) return wanted;
-  int r = loads <= 4 ? 4 : 1;
-  while (r > 1 && !divides(r)) r /= 2;
-  if (r == 1 && divides(2) && busiest_rows(2) <= busiest_rows(1)) r = 2;
-  if (!pipelined(segments, swiglu)) {
-    // Two rows where four would be two rounds a warp and two are one, with a
-    // task for each warp at most.
-    if (r == 4 && !plain && llm_mv_early_rounds(m.cols, 4) > 1 && llm_mv_early_rounds(m.cols, 2) == 1 &&
-        divides(2) && rows / 2 <= kMatvecWarps * max_blocks) {
-      r = 2;
-    }
-    return r;
-  }
-  for (int k : {4, 2, 1}) {  // ties keep the larger count
-    if (!divides(k) || !round_fits(k)) continue;
-    if (busiest_rows(k) < busiest_rows(r)) r = k;
-  }
-  return r;
 }
 
 // Whether a swiglu product of R rows a warp can hand its output over
@@ -142,23 +59,6 @@ bool handoff_fits(const LlmGpuMatrix& m, int r, bool pair) {
 }
 
 }  // namespace
-
-int matvec_rows_for(const std::string& spec, const std::string& what) {
-  int named = 0;
-  size_t at = 0;
-  while (at < spec.size()) {
-    const size_t end = std::min(spec.find(',', at), spec.size());
-    const std::string item = spec.substr(at, end - at);
-    const size_t colon = item.find(':');
-    const std::string count = colon == std::string::npos ? "" : item.substr(colon + 1);
-    if (colon == 0 || (count != "1" && count != "2" && count != "4")) {
-      throw UsageError("matrix-vector rows a warp are 'product:1|2|4,...' (NVHCQ_MATVEC_ROWS), not '" + spec + "'");
-    }
-    if (item.substr(0, colon) == what) named = count[0] - '0';
-    at = end + 1;
-  }
-  return named;
-}
 
 std::vector<GpuLlama::MatvecGroup> GpuLlama::matvec_groups(const std::vector<const GpuMatrix*>& segments,
                                                            const std::vector<uint64_t>& biases, uint64_t in,
