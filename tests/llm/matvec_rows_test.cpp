@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "gpu_matrix_desc.h"
 
 namespace nvhcq::llm {
 namespace {
@@ -14,13 +15,7 @@ namespace {
 // An H200's grid at most: 132 SMs, two matrix-vector blocks each.
 constexpr uint64_t kMaxBlocks = 264;
 
-LlmGpuMatrix matrix(int format, int rows, int cols) {
-  LlmGpuMatrix m{};
-  m.format = format;
-  m.rows = rows;
-  m.cols = cols;
-  return m;
-}
+using plan_test::matrix;
 
 // Rows a warp of a product of `mats` (a swiglu product shares each pair's rows).
 int rows_of(std::initializer_list<LlmGpuMatrix> mats, bool swiglu = false, int wanted = 0) {

@@ -8,16 +8,12 @@
 
 #include <algorithm>
 
+#include "gpu_matrix_desc.h"
+
 namespace nvhcq::llm {
 namespace {
 
-LlmGpuMatrix matrix(int format, int rows, int cols) {
-  LlmGpuMatrix m{};
-  m.format = format;
-  m.rows = rows;
-  m.cols = cols;
-  return m;
-}
+using plan_test::matrix;
 
 LlmStepPhase phase(int act, int epilogue, std::initializer_list<LlmGpuMatrix> segments) {
   LlmStepPhase ph{};

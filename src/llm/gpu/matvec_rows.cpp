@@ -45,8 +45,9 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
                   uint64_t max_blocks, int wanted) {
   const LlmGpuMatrix& m = *segments.front();
   const bool plain = m.format == kGpuF16 || m.format == kGpuBF16 || m.format == kGpuF32;
-  const uint64_t loads = plain ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512
-                               : (static_cast<uint64_t>(m.cols) / LLM_GROUP + 31) / 32;
+  const bool pipe = pipelined(segments, swiglu);
+  const uint64_t groups = static_cast<uint64_t>(m.cols) / LLM_GROUP;
+  const uint64_t loads = plain ? (llm_row_bytes(m.format, m.cols, 0) + 511) / 512 : (groups + 31) / 32;
   auto divides = [&](int k) {
     return std::all_of(segments.begin(), segments.end(), [&](const LlmGpuMatrix* s) { return s->rows % k == 0; });
   };
@@ -55,16 +56,15 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
     const uint64_t warps = kMatvecWarps * matvec_blocks(tasks, max_blocks);
     return (tasks + warps - 1) / warps * k;
   };
-  const uint64_t groups = static_cast<uint64_t>(m.cols) / LLM_GROUP;
   // (A pipelined round must not pass the row's end.)
   auto round_fits = [&](int k) {
-    return !pipelined(segments, swiglu) || 32 * static_cast<uint64_t>(mv_per_row(MV_PIPE_IN_FLIGHT, k)) <= groups;
+    return !pipe || 32 * static_cast<uint64_t>(mv_per_row(MV_PIPE_IN_FLIGHT, k)) <= groups;
   };
   if (wanted > 0 && divides(wanted) && round_fits(wanted)) return wanted;
   int r = loads <= 4 ? 4 : 1;
   while (r > 1 && !divides(r)) r /= 2;
   if (r == 1 && divides(2) && busiest_rows(2) <= busiest_rows(1)) r = 2;
-  if (!pipelined(segments, swiglu)) {
+  if (!pipe) {
     // Two rows where four would be two rounds a warp and two are one, with a
     // task for each warp at most.
     if (r == 4 && !plain && llm_mv_early_rounds(m.cols, 4) > 1 && llm_mv_early_rounds(m.cols, 2) == 1 &&
