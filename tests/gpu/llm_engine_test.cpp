@@ -474,6 +474,43 @@ TEST_P(GpuLlmAttention, BatchedPrefillAgreesWithStepwise) {
   }
 }
 
+// Prefill passes replayed from graphs captured per batch size against the same
+// passes launched one by one: prompts of several sizes in a row (full batches,
+// a remainder, another size that takes its graph's place, positions that move
+// on, the cache started again) give the same logits to the bit; a bad
+// NVHCQ_PREFILL_GRAPH is refused.
+TEST_P(GpuLlmAttention, PrefillGraphsChangeSpeedNotResults) {
+  cpu::ThreadPool pool(cpu::default_thread_count());
+  const SavedEnv env("NVHCQ_PREFILL_GRAPH");
+  auto model = LlamaModel::open(model_file({"llama", LlamaFtype::MOSTLY_Q4_K_M}));
+  expect_env_refused(*acc_, *model, pool, "NVHCQ_PREFILL_GRAPH", {"2", "on"});
+  const uint32_t vocab = model->config().n_vocab;
+  auto run = [&](bool graphs) {
+    GpuLlamaOptions o;
+    o.context = 256;
+    o.prefill_batch = 48;
+    o.prefill_graph = graphs;
+    GpuLlama gpu(*model, *acc_, pool, o);
+    EXPECT_TRUE(gpu.batched_prefill());
+    std::vector<std::vector<float>> logits;
+    auto prompt = [&](int n) {
+      gpu.forward(prompt_tokens(n, vocab));
+      gpu.logits(logits.emplace_back());
+    };
+    prompt(100);  // batches of 48, 48 and 4
+    prompt(30);
+    prompt(4);
+    gpu.truncate(0);
+    prompt(100);
+    EXPECT_EQ(gpu.generate_greedy(gpu.greedy_token(), 3).size(), 3u);
+    gpu.logits(logits.emplace_back());
+    return logits;
+  };
+  const auto replayed = run(true), launched = run(false);
+  ASSERT_EQ(replayed.size(), launched.size());
+  for (size_t i = 0; i < replayed.size(); ++i) EXPECT_EQ(replayed[i], launched[i]) << "prompt " << i;
+}
+
 // The two families of prefill products: the wgmma kernels (Hopper) against the
 // mma.sync kernels and against the prompt run token by token, for prompts that
 // leave the last 128- or 256-token tile partly empty; both families

@@ -73,6 +73,7 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
     options_.decode_carveout_kib = acc_.backend() == "nv" && acc_.arch() == "sm_90" ? kDecodeCarveoutKibSm90 : 0;
   }
   if (const auto n = env_integer("NVHCQ_PREFILL_TAIL_SPLIT", 0, 1)) options_.prefill_tail_split = *n != 0;
+  if (const auto n = env_integer("NVHCQ_PREFILL_GRAPH", 0, 1)) options_.prefill_graph = *n != 0;
   if (const char* v = std::getenv("NVHCQ_PREFILL_GEMM"); v != nullptr && *v) options_.prefill_gemm = v;
   const bool hopper = kernels::arch_has_wgmma(acc_.arch());
   if (options_.prefill_gemm == "wgmma" && !hopper) {
@@ -261,7 +262,19 @@ void GpuLlama::prefill(std::span<const int32_t> tokens) {
   const int n = static_cast<int>(tokens.size());
   acc_.upload(*batch_, s_->batch_token_ids - batch_->va(), tokens.data(), 4ull * n);
   write_state(tokens.back(), pos_);
-  launch_all(prefill_launches(n));
+  if (options_.prefill_graph) {
+    // A pass's launches depend on its size only (the position is in the step
+    // state), so a graph replays them as one submission on nv and one graph
+    // launch on cuda instead of a launch each.
+    std::unique_ptr<gpu::Graph>& graph = prefill_graphs_[n];
+    if (!graph) {
+      std::erase_if(prefill_graphs_, [&](const auto& g) { return g.first != n && g.first != s_->batch_tokens; });
+      graph = capture(prefill_launches(n));
+    }
+    acc_.replay(*graph);
+  } else {
+    launch_all(prefill_launches(n));
+  }
   pos_ += n;
 }
 

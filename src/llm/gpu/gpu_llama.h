@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -63,6 +64,9 @@ struct GpuLlamaOptions {
   // less than half full run its tiles as two halves of k each, summed before
   // the epilogue (NVHCQ_PREFILL_TAIL_SPLIT=1|0).
   bool prefill_tail_split = true;
+  // Prefill passes replayed from a graph captured once per batch size (true),
+  // or launched one by one (NVHCQ_PREFILL_GRAPH=1|0).
+  bool prefill_graph = true;
   // Decode with the persistent step kernel where the GPU and the model allow
   // (true), or with one launch per fused kernel (false: today the faster).
   bool persistent_decode = false;
@@ -277,6 +281,9 @@ class GpuLlama {
                const std::string& epilogue, bool defer_split_sum = false) const;
   std::vector<StepLaunch> prefill_launches(int n) const;
   void prefill(std::span<const int32_t> tokens);
+  // The captured prefill passes by batch size: the full batch's and the last
+  // other size's (a prompt's remainder), so that varied prompts keep two.
+  std::map<int, std::unique_ptr<gpu::Graph>> prefill_graphs_;
   void write_state(int32_t token, int32_t pos);
   void launch_all(const std::vector<StepLaunch>& launches);
 
