@@ -281,9 +281,6 @@ class GpuLlama {
                const std::string& epilogue, bool defer_split_sum = false) const;
   std::vector<StepLaunch> prefill_launches(int n) const;
   void prefill(std::span<const int32_t> tokens);
-  // The captured prefill passes by batch size: the full batch's and the last
-  // other size's (a prompt's remainder), so that varied prompts keep two.
-  std::map<int, std::unique_ptr<gpu::Graph>> prefill_graphs_;
   void write_state(int32_t token, int32_t pos);
   void launch_all(const std::vector<StepLaunch>& launches);
 
@@ -308,6 +305,10 @@ class GpuLlama {
 
   std::vector<StepLaunch> step_;
   std::unique_ptr<gpu::Graph> graph_;
+  // The captured prefill passes by batch size (options_.prefill_graph): the
+  // full batch's and the last other size's (a prompt's remainder), so prompts
+  // of many lengths hold two at most.
+  std::map<int, std::unique_ptr<gpu::Graph>> prefill_graphs_;
   bool self_ordered_ = false;
 
   // The persistent step: its phases (in device memory) and their classes.
