@@ -506,6 +506,8 @@ template <int kFormat, int R>
 struct QuantRound {
   enum { kU = mv_per_row(MV_IN_FLIGHT, R), kStep = 32 * kU };
   Loaded l[R][kU];
+  // Whether m's rows are this round's format (a job of two, early_rows).
+  static __device__ __forceinline__ bool takes(const LlmGpuMatrix& m) { return m.format == kFormat; }
   static __device__ __forceinline__ int units(const LlmMatvecJob& job) { return job.cols / LLM_GROUP; }
   __device__ __forceinline__ void load(const LlmGpuMatrix& m, int r0, int base, int end) {
     load_round<kFormat, R, kU, false>(m, r0, end, base + (threadIdx.x & 31), end, l);
@@ -520,6 +522,7 @@ template <int kAct, int R>
 struct PlainRound {
   enum { kU = mv_per_row(MV_IN_FLIGHT_PLAIN, R), kPer = plain_per16<kAct>(), kStep = 32 * kPer * kU };
   uint4 w[R][kU];
+  static __device__ __forceinline__ bool takes(const LlmGpuMatrix&) { return true; }
   static __device__ __forceinline__ int units(const LlmMatvecJob& job) { return job.cols; }
   __device__ __forceinline__ void load(const LlmGpuMatrix& m, int r0, int base, int end) {
     load_plain_round<kAct, R, kU, false>(m, r0, base + (threadIdx.x & 31) * kPer, end, w);
@@ -580,9 +583,33 @@ __device__ __forceinline__ void early_task(const LlmGpuMatrix& m, int r, const A
   for (int i = 0; i < R; ++i) y[i] = warp_sum(y[i]);
 }
 
+// A task's rows (early_task) where the job has rows of two formats: those of
+// Round's format through `round` (holding their first round where `loaded`),
+// the others through Other's rounds, loaded as they go.
+template <class A, class B>
+struct SameRound {
+  enum { value = 0 };
+};
+template <class A>
+struct SameRound<A, A> {
+  enum { value = 1 };
+};
+template <int R, class Round, class Other>
+__device__ __forceinline__ void early_task_of(const LlmGpuMatrix& m, int r, const ActView& a, int end, Round& round,
+                                              bool loaded, float* y) {
+  if (SameRound<Round, Other>::value || Round::takes(m)) {
+    early_task<R>(m, r, a, end, round, loaded, y);
+  } else {
+    Other none;
+    early_task<R>(m, r, a, end, none, false, y);
+  }
+}
+
 // Rows of the store and add epilogues: the warp's first task's first round
-// early, the rest of its rows and tasks after the preparation.
-template <int kAct, int kEpi, int R, class Round>
+// early, the rest of its rows and tasks after the preparation. A job of two
+// formats (Other not Round: llm_mv_early_mixed) loads early the warps whose
+// first rows are Round's format.
+template <int kAct, int kEpi, int R, class Round, class Other = Round>
 __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
                                            const EarlyPrep<kAct, mv_share<kAct, kEpi>(), kEpi>& early) {
   const int first = blockIdx.x * MV_WARPS + (threadIdx.x >> 5), stride = gridDim.x * MV_WARPS;
@@ -592,13 +619,14 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
   int r = 0;
   const LlmGpuMatrix m = segment_matrix(job, has ? segment_of(job, first * R, &r) : 0);
   Round round;
-  if (has) round.load(m, r, 0, end);
+  const bool loaded = has && (SameRound<Round, Other>::value || Round::takes(m));
+  if (loaded) round.load(m, r, 0, end);
   const ActView a = early.prepare(job);
   if (!has) return;
   float y[R];
   {
     const float residual = residual_of<kEpi, R>(job, first * R);
-    early_task<R>(m, r, a, end, round, true, y);
+    early_task_of<R, Round, Other>(m, r, a, end, round, loaded, y);
     finish_rows<kEpi, R>(job, first * R, y, y, residual, nullptr);
   }
   for (int task = first + stride; task < tasks; task += stride) {
@@ -606,7 +634,7 @@ __device__ __forceinline__ void early_rows(const LlmMatvecJob& job,
     const float residual = residual_of<kEpi, R>(job, row0);
     int tr;
     const LlmGpuMatrix tm = segment_matrix(job, segment_of(job, row0, &tr));
-    early_task<R>(tm, tr, a, end, round, false, y);
+    early_task_of<R, Round, Other>(tm, tr, a, end, round, false, y);
     finish_rows<kEpi, R>(job, row0, y, y, residual, nullptr);
   }
 }
@@ -737,12 +765,24 @@ __device__ __forceinline__ void early_rows_of(const LlmMatvecJob& job,
   } else if (kAct == kActF16 || kAct == kActBF16 || kAct == kActF32) {
     return early_rows<kAct, kEpi, R, PlainRound<kAct, R>>(job, early);
   } else {
-    switch (job_format<kEpi>(job)) {
-      MV_EARLY_QUANT_FORMATS(return early_rows<kAct, kEpi, R, QuantRound<kFormat, R>>(job, early))
-      default: break;
+    const int format = job_format<kEpi>(job);
+    if constexpr (kAct == kActQ8K && B::template holds_format<kGpuQ4_K>() && B::template holds_format<kGpuQ6_K>()) {
+      // Q4_K and Q6_K rows (llm_mv_early_mixed). The round a warp holds
+      // across the wait is of one format: a run-time one would hold the
+      // larger's fields (that kernel spilled 24-40 bytes a thread). So the
+      // warps whose first rows are Q4_K load them early, as in a job of Q4_K
+      // rows; Q6_K rows (Q4_K_M's V: 1,024 of 8B's 6,144 Q/K/V rows) are
+      // loaded after the preparation.
+      if (format == 0) return early_rows<kAct, kEpi, R, QuantRound<kGpuQ4_K, R>, QuantRound<kGpuQ6_K, R>>(job, early);
+    }
+    if constexpr (!B::q4k_q6k()) {
+      switch (format) {
+        MV_EARLY_QUANT_FORMATS(return early_rows<kAct, kEpi, R, QuantRound<kFormat, R>>(job, early))
+        default: break;
+      }
     }
   }
-  __trap();  // the plan launches these for the formats above only (llm_mv_early)
+  __trap();  // the plan launches these for the formats above only (llm_mv_early, llm_mv_early_mixed)
 }
 
 template <int kAct, int kEpi, class B = MvBuild<>>

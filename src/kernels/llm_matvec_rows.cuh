@@ -301,13 +301,16 @@ __device__ __forceinline__ int row_units(const LlmGpuMatrix& m, int act) {
 // than builds of one format or one row count only (docs/perf-notes.md).
 template <int kActOnly = -1, int kFormatOnly = 0, int kRowsOnly = 0>
 struct MvBuild {
+  // The build for jobs of Q4_K and Q6_K rows (kMvBuildQ4KQ6K).
+  static __device__ constexpr bool q4k_q6k() { return kFormatOnly == kMvBuildQ4KQ6K; }
   template <int kAct>
   static __device__ constexpr bool holds_act() {
-    return (kActOnly < 0 || kActOnly == kAct) && (kFormatOnly == 0 || llm_act_kind(kFormatOnly) == kAct);
+    return (kActOnly < 0 || kActOnly == kAct) &&
+           (kFormatOnly == 0 || (q4k_q6k() ? kAct == kActQ8K : llm_act_kind(kFormatOnly) == kAct));
   }
   template <int kFormat>
   static __device__ constexpr bool holds_format() {
-    return kFormatOnly == 0 || kFormatOnly == kFormat;
+    return kFormatOnly == 0 || kFormatOnly == kFormat || (q4k_q6k() && (kFormat == kGpuQ4_K || kFormat == kGpuQ6_K));
   }
   template <int R>
   static __device__ constexpr bool holds_rows() {

@@ -80,6 +80,21 @@ LLM_HD bool llm_mv_early(int format, bool swiglu) {
   }
 }
 
+// Whether a store or add product whose matrices differ in format has an
+// early-loading kernel: where each is Q4_K or Q6_K (Q4_K_M's Q/K/V in the
+// layers whose V is Q6_K, which would take the plain loop otherwise). It
+// comes from a build of its own (kMvBuildQ4KQ6K), and loads early the warps
+// whose first rows are Q4_K (llm_matvec.cu's early_rows).
+LLM_HD bool llm_mv_early_mixed(int format) { return format == kGpuQ4_K || format == kGpuQ6_K; }
+
+// MV_FORMAT of the build of llm_matvec.cu for jobs of Q4_K and Q6_K rows (not
+// a weight format): it holds both formats and, of the early store and add
+// kernels' paths, only the one for such jobs. In the build of every format
+// that kernel spilled 16-24 bytes a thread, in this one none.
+// (An enumerator: a namespace-scope constexpr variable became a device global
+// in the CUBIN.)
+enum : int { kMvBuildQ4KQ6K = 16 };
+
 // Rounds of an early-loading quantized store or add product's R rows of
 // `cols` columns (llm_matvec.cu's QuantRound: one round is the warp's whole
 // rows, loaded before the wait).

@@ -19,6 +19,7 @@
 #include "compile/nvrtc_api.h"
 #include "gpu/cubin.h"
 #include "kernels/llm_formats.cuh"
+#include "kernels/llm_matvec_tuning.cuh"
 #include "llm/gpu/llm_kernels.h"
 
 namespace nvhcq::llm {
@@ -76,6 +77,7 @@ std::vector<LlmKernelFile> kernel_files() {
        matvec_kernels(),
        true,
        {{"MV_ACT=" + std::to_string(kActQ8K), "MV_FORMAT=" + std::to_string(kGpuQ6_K), "MV_ROWS=4"},
+        {"MV_ACT=" + std::to_string(kActQ8K), "MV_FORMAT=" + std::to_string(kMvBuildQ4KQ6K), "MV_ROWS=4"},
         {"MV_ACT=" + std::to_string(kActQ8x32), "MV_ROWS=1"},
         {"LLM_TRACE=1", "MV_ACT=" + std::to_string(kActF16), "MV_FORMAT=" + std::to_string(kGpuF16), "MV_ROWS=2"}}},
       {"llm_attention.cu",

@@ -4,7 +4,8 @@
 // rows, a warp's next task, segments, a last round of fewer groups -- is checked
 // without a GPU. Each product must equal the CPU's dot product of the same
 // weight row with the activations quantized as the CPU quantizes them, up to
-// the order of float sums. Matrices whose formats differ take the plain loop.
+// the order of float sums. Matrices whose formats differ take the plain loop
+// (and Q4_K with Q6_K, where the plan launches it, the early kernel).
 
 #include <gtest/gtest.h>
 
@@ -132,13 +133,17 @@ struct SegmentMatrices {
 };
 
 // Whether the plan would launch the early-loading kernel of these matrices
-// (one format that llm_mv_early names).
+// (one format that llm_mv_early names, or store and add segments of formats
+// that llm_mv_early_mixed names).
 bool early_kernel(const std::vector<GgmlType>& types, bool swiglu) {
   const int format = gpu_matrix_layout(types.front(), 1, kCols).format;
+  bool one = true, mixed = !swiglu;
   for (GgmlType t : types) {
-    if (gpu_matrix_layout(t, 1, kCols).format != format) return false;
+    const int f = gpu_matrix_layout(t, 1, kCols).format;
+    one = one && f == format;
+    mixed = mixed && llm_mv_early_mixed(f);
   }
-  return llm_mv_early(format, swiglu);
+  return one ? llm_mv_early(format, swiglu) : mixed;
 }
 
 // Store with a bias per segment, and add into what the output held; with the
@@ -457,6 +462,8 @@ TEST(LlmMatvecBuilds, OneKindFormatAndRowCountGiveTheSameBitsAsEveryProduct) {
   expect_build_gives_the_same_bits<kActQ8K, kGpuQ6_K, 1>({GgmlType::Q6_K}, rng);
   expect_build_gives_the_same_bits<kActQ8K, kGpuQ4_K, 2>({GgmlType::Q4_K, GgmlType::Q4_K}, rng);
   expect_build_gives_the_same_bits<kActQ8K, 0, 2>({GgmlType::Q4_K, GgmlType::Q6_K}, rng);
+  expect_build_gives_the_same_bits<kActQ8K, kMvBuildQ4KQ6K, 4>({GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K}, rng);
+  expect_build_gives_the_same_bits<kActQ8K, kMvBuildQ4KQ6K, 1>({GgmlType::Q6_K, GgmlType::Q4_K}, rng);
   expect_build_gives_the_same_bits<kActQ8x32, kGpuQ8_0, 4>({GgmlType::Q8_0}, rng);
   expect_build_gives_the_same_bits<kActQ8x32, kGpuQ5_0, 2>({GgmlType::Q5_0}, rng);
   expect_build_gives_the_same_bits<kActF16, kGpuF16, 2>({GgmlType::F16}, rng);
@@ -469,6 +476,11 @@ static_assert(MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_act<kActQ8K>() &&
               !MvBuild<-1, kGpuQ6_K, 0>::holds_act<kActF16>() && MvBuild<>::holds_act<kActF32>());
 static_assert(MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_format<kGpuQ6_K>() &&
               !MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_format<kGpuQ4_K>() && MvBuild<kActQ8K, 0, 4>::holds_format<kGpuQ4_K>());
+static_assert(MvBuild<kActQ8K, kMvBuildQ4KQ6K, 4>::holds_format<kGpuQ4_K>() &&
+              MvBuild<kActQ8K, kMvBuildQ4KQ6K, 4>::holds_format<kGpuQ6_K>() &&
+              !MvBuild<kActQ8K, kMvBuildQ4KQ6K, 4>::holds_format<kGpuQ5_K>() &&
+              MvBuild<kActQ8K, kMvBuildQ4KQ6K, 4>::holds_act<kActQ8K>() &&
+              !MvBuild<-1, kMvBuildQ4KQ6K, 0>::holds_act<kActQ8x32>());
 static_assert(MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_rows<4>() && !MvBuild<kActQ8K, kGpuQ6_K, 4>::holds_rows<1>() &&
               MvBuild<kActQ8K, kGpuQ6_K, 0>::holds_rows<2>());
 
@@ -478,9 +490,12 @@ std::vector<MatvecCase> cases() {
                      GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::F16}) {
     for (int r : {1, 2, 4}) out.push_back(MatvecCase{{t}, r});
   }
-  // Segments of one format (pipelined) and of several (the plain loop).
+  // Segments of one format (pipelined) and of several (the plain loop, and
+  // for Q4_K with Q6_K the early kernel's rounds of either format).
   out.push_back(MatvecCase{{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q4_K}, 1});
   out.push_back(MatvecCase{{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K}, 2});
+  out.push_back(MatvecCase{{GgmlType::Q4_K, GgmlType::Q4_K, GgmlType::Q6_K}, 4});
+  out.push_back(MatvecCase{{GgmlType::Q6_K, GgmlType::Q4_K}, 1});
   out.push_back(MatvecCase{{GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q8_0}, 4});
   return out;
 }

@@ -37,6 +37,18 @@ TEST(MatvecRows, ShortQuantizedRowsGoFourToAWarpWhereThatIsOneRound) {
   EXPECT_EQ(rows_of({matrix(kGpuQ8_0, 2048, 2048)}), 4);
 }
 
+TEST(MatvecRows, Q4KWithQ6KIsAJobOfItsOwn) {
+  // Q4_K_M's Q/K/V where V is Q6_K; not one format, nor other pairs.
+  const LlmGpuMatrix q = matrix(kGpuQ4_K, 4096, 4096), k = matrix(kGpuQ4_K, 1024, 4096),
+                     v6 = matrix(kGpuQ6_K, 1024, 4096), v5 = matrix(kGpuQ5_K, 1024, 4096);
+  EXPECT_TRUE(q4k_with_q6k({&q, &k, &v6}));
+  EXPECT_TRUE(q4k_with_q6k({&v6, &q}));
+  EXPECT_FALSE(q4k_with_q6k({&q, &k}));
+  EXPECT_FALSE(q4k_with_q6k({&v6, &v6}));
+  EXPECT_FALSE(q4k_with_q6k({&q, &k, &v5}));
+  EXPECT_FALSE(q4k_with_q6k({&v5, &v6}));
+}
+
 TEST(MatvecRows, FourRowsOfTwoRoundsBecomeTwoWhereEveryWarpHasATask) {
   // 8B's Wo (4096 columns): four rows are two rounds, two are one, and 2048
   // tasks fit 264 blocks of eight warps: 256 blocks.

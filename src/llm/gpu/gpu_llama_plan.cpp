@@ -42,8 +42,11 @@ constexpr uint32_t kFlashKeys = 64;
 bool early_kernel(const std::string& early, const std::vector<const LlmGpuMatrix*>& mats, const std::string& epilogue,
                   int rows_per_warp, bool chained) {
   const int f = one_format(mats);
-  if (early == "off" || epilogue == "logits" || f < 0 || !llm_mv_early(f, epilogue == "swiglu")) return false;
-  return early == "on" || chained || epilogue != "add" || llm_format_16bit(f) ||
+  const bool mixed = epilogue != "swiglu" && q4k_with_q6k(mats);
+  if (early == "off" || epilogue == "logits" || !(mixed || (f >= 0 && llm_mv_early(f, epilogue == "swiglu")))) {
+    return false;
+  }
+  return early == "on" || chained || epilogue != "add" || (f >= 0 && llm_format_16bit(f)) ||
          llm_mv_early_rounds(mats.front()->cols, rows_per_warp) == 1;
 }
 
@@ -120,10 +123,12 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
     // (The swiglu_handoff kernels are those of the quantized kinds, the
     // add_handoff kernels those of Q8_0/Q8_1 activations: llm_matvec.cu.)
     // The kernels come from a build of llm_matvec.cu with the job's rows a
-    // warp and, where every matrix has one, weight format only
-    // (GpuLlamaOptions::matvec_builds).
-    const int format =
-        options_.matvec_builds & GpuLlamaOptions::kMatvecBuildFormat ? std::max(one_format(descs), 0) : 0;
+    // warp and, where every matrix has one, weight format only, or Q4_K and
+    // Q6_K only (GpuLlamaOptions::matvec_builds).
+    const int one = one_format(descs);
+    const int format = options_.matvec_builds & GpuLlamaOptions::kMatvecBuildFormat
+                           ? (one >= 0 ? one : q4k_with_q6k(descs) ? kMvBuildQ4KQ6K : 0)
+                           : 0;
     const int build_rows = options_.matvec_builds & GpuLlamaOptions::kMatvecBuildRows ? job.rows_per_warp : 0;
     if (in_handoff && (epilogue != "add" || (g.act != kActQ8x32 && g.act != kActQ8K))) {
       throw Error("'" + g.first->name + "': no kernel takes this input handed over");

@@ -12,6 +12,11 @@ int one_format(const std::vector<const LlmGpuMatrix*>& mats) {
   return std::all_of(mats.begin(), mats.end(), [&](const LlmGpuMatrix* m) { return m->format == f; }) ? f : -1;
 }
 
+bool q4k_with_q6k(const std::vector<const LlmGpuMatrix*>& mats) {
+  return one_format(mats) < 0 &&
+         std::all_of(mats.begin(), mats.end(), [](const LlmGpuMatrix* m) { return llm_mv_early_mixed(m->format); });
+}
+
 bool pipelined(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu) {
   const int f = one_format(mats);
   return f >= 0 && llm_mv_pipelined(f, swiglu);

@@ -19,6 +19,12 @@ constexpr uint32_t kMatvecWarps = kMatvecThreads / 32;
 // (llm_matvec.cu's job_format on the GPU).
 int one_format(const std::vector<const LlmGpuMatrix*>& mats);
 
+// Whether a product's matrices are of two formats, Q4_K and Q6_K (Q4_K_M's
+// Q/K/V in the layers whose V is Q6_K): such a store or add product has an
+// early-loading kernel, from a build of its own (llm_mv_early_mixed,
+// kMvBuildQ4KQ6K).
+bool q4k_with_q6k(const std::vector<const LlmGpuMatrix*>& mats);
+
 // Whether a product runs llm_matvec.cu's pipelined loop: every matrix of one
 // format that MV_PIPELINE's default pipelines (llm_matvec_tuning.cuh).
 bool pipelined(const std::vector<const LlmGpuMatrix*>& mats, bool swiglu);
