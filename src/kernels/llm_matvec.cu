@@ -583,9 +583,7 @@ __device__ __forceinline__ void early_task(const LlmGpuMatrix& m, int r, const A
   for (int i = 0; i < R; ++i) y[i] = warp_sum(y[i]);
 }
 
-// A task's rows (early_task) where the job has rows of two formats: those of
-// Round's format through `round` (holding their first round where `loaded`),
-// the others through Other's rounds, loaded as they go.
+// Whether two round types are one (early_rows of a job of one format).
 template <class A, class B>
 struct SameRound {
   enum { value = 0 };
@@ -594,6 +592,10 @@ template <class A>
 struct SameRound<A, A> {
   enum { value = 1 };
 };
+
+// A task's rows (early_task) where the job has rows of two formats: those of
+// Round's format through `round` (holding their first round where `loaded`),
+// the others through Other's rounds, loaded as they go.
 template <int R, class Round, class Other>
 __device__ __forceinline__ void early_task_of(const LlmGpuMatrix& m, int r, const ActView& a, int end, Round& round,
                                               bool loaded, float* y) {
