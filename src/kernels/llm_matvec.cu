@@ -271,28 +271,41 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
   const int per_task = kMats * rounds;
   const int steps = has ? ((tasks - 1 - first) / stride + 1) * per_task : 0;
 
-  // Step s is round s % rounds of matrix (s / rounds) % kMats of the warp's
-  // task s / per_task: its matrix (segment), first row there, and first group.
+  // A step is one round of one matrix (gate, then up) of one of the warp's
+  // tasks: its matrix (segment), first row there, and first group. Each step
+  // follows from the one before by counting rather than from its index, which
+  // took three integer divisions by run-time counts a step and one more a
+  // task: decode is faster without them (docs/perf-notes.md).
   struct Step {
     LlmGpuMatrix m;
-    int r, g0, mat, last;
+    int r, g0, task, mat, round, last;
   };
-  auto step_at = [&](int s) {
-    Step st;
-    const int t = s / per_task, rest = s - t * per_task, round = rest % rounds;
-    st.mat = rest / rounds;
-    st.last = rest == per_task - 1;
-    st.r = (first + t * stride) * R;
+  auto with_rows = [&](Step st) {
+    st.last = st.mat == kMats - 1 && st.round == rounds - 1;
+    st.r = st.task * R;
     st.m = kMats == 2 ? job.m[st.mat] : segment_matrix(job, segment_of(job, st.r, &st.r));
-    st.g0 = round * 32 * kU + lane;
+    st.g0 = st.round * 32 * kU + lane;
     return st;
+  };
+  auto step_after = [&](const Step& p) {
+    Step st = p;
+    if (++st.round == rounds) {
+      st.round = 0;
+      if (++st.mat == kMats) {
+        st.mat = 0;
+        st.task += stride;
+      }
+    }
+    return with_rows(st);
   };
   float y[R], u[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) y[r] = u[r] = 0.0f;
   float residual = kEarly ? 0.0f : residual_of<kEpi, R>(job, first * R);
   Loaded cur[R][kU];
-  Step now = step_at(0);
+  Step start{};
+  start.task = first;
+  Step now = with_rows(start);
   if (has) load_round<kFormat, R, kU, false>(now.m, now.r, groups, now.g0, groups, cur);
   // With several rows a warp, a round is one or two groups a row, a small part
   // of a task: in a self-ordered step, whose early loads overlap the launch
@@ -307,7 +320,7 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
   Step pre_step = now;
   const bool two = kTwoEarly && steps > 1 && job.chain.chained != 0;
   if (two) {
-    pre_step = step_at(1);
+    pre_step = step_after(now);
     load_round<kFormat, R, kU, false>(pre_step.m, pre_step.r, groups, pre_step.g0, groups, pre);
   }
   if (kEarly) {
@@ -327,7 +340,7 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
           for (int k = 0; k < kU; ++k) next[r][k] = pre[r][k];
         }
       } else {
-        then = step_at(s + 1);
+        then = step_after(now);
         load_round<kFormat, R, kU, false>(then.m, then.r, groups, then.g0, groups, next);
       }
     }
@@ -344,10 +357,10 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
         y[r] = warp_sum(y[r]);
         if (kMats == 2) u[r] = warp_sum(u[r]);
       }
-      finish_rows<kEpi, R>(job, (first + (s / per_task) * stride) * R, y, u, residual, best);
+      finish_rows<kEpi, R>(job, now.task * R, y, u, residual, best);
 #pragma unroll
       for (int r = 0; r < R; ++r) y[r] = u[r] = 0.0f;
-      if (s + 1 < steps) residual = residual_of<kEpi, R>(job, (first + (s / per_task + 1) * stride) * R);
+      if (s + 1 < steps) residual = residual_of<kEpi, R>(job, then.task * R);
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
