@@ -207,6 +207,29 @@ PushBuffer ComputeQueue::encode(Device& device) const {
     set_shared_memory(qmd, arch, p, c.dims, carveouts[i]);
     qmd.set(qmd.layout().shader_local_memory_high_size, device.local_memory_per_thread());
     qmd.set_constant_buffer(0, span.va, cbuf_bytes);
+    if (c.self_ordered && i > 0 && commands_[i - 1].kind == Kind::kExec) {
+      // A self-ordered launch behind another launch keeps its caches: the
+      // run's first launch has dropped what the CPU and the copy engine wrote
+      // before the submission (this launch's constants among it: every
+      // launch's are new ring memory, written before the submission), and
+      // the launch starts before its inputs exist, so its kernels read what
+      // the launches ahead write through L2 after their own acquire
+      // (kernels/llm_chain.cuh). With the SMs' L1 and constant caches
+      // invalidated as each launch started, decode on the H200 was 1.2-2.0%
+      // slower (docs/perf-notes.md): the blocks still running beside the
+      // new launch lose their cached lines too.
+      const hw::QmdLayout& l = qmd.layout();
+      for (hw::QmdField f : {l.invalidate_texture_header_cache, l.invalidate_texture_sampler_cache,
+                             l.invalidate_texture_data_cache, l.invalidate_shader_data_cache,
+                             l.invalidate_shader_constant_cache}) {
+        qmd.set(f, 0);
+      }
+    }
+    if (c.self_ordered && i + 1 < commands_.size() && commands_[i + 1].kind == Kind::kExec) {
+      // As for a chained launch (below): a launch another follows ends with
+      // a GPU-scope membar (8B Q4_K_M decode 0.2% faster on the H200).
+      qmd.set(qmd.layout().cwd_membar_type, hw::kCwdMembarTypeL1Membar);
+    }
     uint8_t* qmd_cpu = span.cpu + cbuf_span;
     uint64_t qmd_va = span.va + cbuf_span;
     std::memcpy(qmd_cpu, qmd.data(), qmd.size());

@@ -33,6 +33,7 @@ class TimelineRing {
   void tag(uint64_t value);
 
   size_t capacity() const { return buffer_.size(); }
+  const Buffer& buffer() const { return buffer_; }
   uint64_t waits() const { return waits_; }  // times alloc had to wait for the GPU
 
  private:

@@ -11,6 +11,7 @@
 
 #include "gpu/hw/methods.h"
 #include "gpu/hw/qmd_layout.h"
+#include "gpu/qmd.h"
 #include "gpu/queue.h"
 #include "sim/sim_test_util.h"
 
@@ -84,6 +85,48 @@ TEST_P(SelfOrdered, ALaunchIsHandedOverOnItsOwnAndLaterOnesChainAgain) {
   dev->wait(done, 1);
   EXPECT_EQ(read_u32(counter, 1)[0], 3u);
   EXPECT_EQ(sim().stats().launches.load(), 3u);
+  EXPECT_TRUE(sim().log().violations().empty()) << sim().log().violations().front();
+}
+
+// The first launch of a run of self-ordered ones drops the SMs' L1 and
+// constant caches (the CPU wrote the run's constants and inputs before the
+// submission); the self-ordered launches behind it keep them, since the
+// kernels of a run read each other's outputs through L2. Every launch still
+// has its own constant bank 0 marked for invalidation.
+TEST_P(SelfOrdered, OnlyTheFirstLaunchOfARunInvalidatesCaches) {
+  auto [inc, counter, done] = open_increments();
+  ComputeQueue q;
+  q.exec(inc, KernelArgs().add(counter), LaunchDims{})
+      .exec(inc, KernelArgs().add(counter), LaunchDims{}, true)
+      .exec(inc, KernelArgs().add(counter), LaunchDims{}, true)
+      .signal(done, 1);
+  using namespace gpu::hw;
+  std::vector<uint64_t> qmds;
+  for (const auto& m : methods_of(q.encode(*dev).words())) {
+    if (m[0] == kSubchCompute && m[1] == compute::SEND_PCAS_A) qmds.push_back(uint64_t{m[2]} << 8);
+  }
+  ASSERT_EQ(qmds.size(), 3u);
+  const gpu::Buffer& ring = dev->kernargs().buffer();
+  for (size_t i = 0; i < qmds.size(); ++i) {
+    ASSERT_GE(qmds[i], ring.va());
+    const gpu::Qmd qmd(*dev->arch().qmd, static_cast<const uint8_t*>(ring.cpu()) + (qmds[i] - ring.va()));
+    const QmdLayout& l = qmd.layout();
+    const uint64_t first = i == 0 ? 1 : 0;
+    for (QmdField f : {l.invalidate_texture_header_cache, l.invalidate_texture_sampler_cache,
+                       l.invalidate_texture_data_cache, l.invalidate_shader_data_cache,
+                       l.invalidate_shader_constant_cache}) {
+      EXPECT_EQ(qmd.get(f), first) << "launch " << i << ", QMD bits " << f.hi << ":" << f.lo;
+    }
+    EXPECT_EQ(qmd.get(l.cbuf_invalidate.at(0)), 1u) << "launch " << i;
+    // A self-ordered launch with another behind it ends with a GPU-scope
+    // membar; the last keeps the system-scope one (the host may read).
+    EXPECT_EQ(qmd.get(l.cwd_membar_type), i == 1 ? kCwdMembarTypeL1Membar : kCwdMembarTypeL1Sysmembar)
+        << "launch " << i;
+  }
+
+  q.submit(*dev);
+  dev->wait(done, 1);
+  EXPECT_EQ(read_u32(counter, 1)[0], 3u);
   EXPECT_TRUE(sim().log().violations().empty()) << sim().log().violations().front();
 }
 
