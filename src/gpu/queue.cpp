@@ -216,8 +216,8 @@ PushBuffer ComputeQueue::encode(Device& device) const {
       // the launches ahead write through L2 after their own acquire
       // (kernels/llm_chain.cuh). With the SMs' L1 and constant caches
       // invalidated as each launch started, decode on the H200 was 1.2-2.0%
-      // slower (docs/perf-notes.md): the blocks still running beside the
-      // new launch lose their cached lines too.
+      // slower, all of it the constant caches' (docs/perf-notes.md): the
+      // blocks still running beside the new launch lose their job's lines.
       const hw::QmdLayout& l = qmd.layout();
       for (hw::QmdField f : {l.invalidate_texture_header_cache, l.invalidate_texture_sampler_cache,
                              l.invalidate_texture_data_cache, l.invalidate_shader_data_cache,
