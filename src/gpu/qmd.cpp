@@ -44,11 +44,6 @@ uint64_t read_bits(const uint8_t* base, hw::QmdField f) {
 
 Qmd::Qmd(const hw::QmdLayout& layout) : layout_(&layout) {}
 
-Qmd::Qmd(const hw::QmdLayout& layout, const uint8_t* bytes) : layout_(&layout) {
-  if (layout.size_bytes > kMaxBytes) throw Error("QMD layout larger than a QMD");
-  std::memcpy(bytes_.data(), bytes, layout.size_bytes);
-}
-
 namespace {
 
 // A field must lie inside the QMD and hold at most 64 bits: write_bits and

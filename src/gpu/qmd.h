@@ -15,8 +15,6 @@ class Qmd {
   static constexpr uint32_t kConstantBuffers = 8;
 
   explicit Qmd(const hw::QmdLayout& layout);
-  // A QMD read back from memory (layout.size_bytes bytes at `bytes`).
-  Qmd(const hw::QmdLayout& layout, const uint8_t* bytes);
   const hw::QmdLayout& layout() const { return *layout_; }
   const uint8_t* data() const { return bytes_.data(); }
   size_t size() const { return layout_->size_bytes; }

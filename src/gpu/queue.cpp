@@ -129,14 +129,18 @@ void ComputeQueue::update_exec(size_t index, const KernelArgs* args, const Launc
   if (args != nullptr) c.params = c.program->pack(*args);
 }
 
+bool ComputeQueue::joins_run(size_t i) const {
+  return i > 0 && i < commands_.size() && commands_[i].kind == Kind::kExec && commands_[i].self_ordered &&
+         commands_[i - 1].kind == Kind::kExec;
+}
+
 std::vector<uint32_t> ComputeQueue::carveout_targets(const hw::ArchParams& arch) const {
   std::vector<uint32_t> kib(commands_.size(), 0);
   size_t run = 0;  // first launch of the current run
   uint32_t largest = 0;
   for (size_t i = 0; i <= commands_.size(); ++i) {
     const bool exec = i < commands_.size() && commands_[i].kind == Kind::kExec;
-    const bool joins = exec && commands_[i].self_ordered && i > 0 && commands_[i - 1].kind == Kind::kExec;
-    if (!joins) {
+    if (!joins_run(i)) {
       for (size_t j = run; j < i; ++j) kib[j] = commands_[j].kind == Kind::kExec ? largest : 0;
       run = i;
       largest = 0;
@@ -207,7 +211,7 @@ PushBuffer ComputeQueue::encode(Device& device) const {
     set_shared_memory(qmd, arch, p, c.dims, carveouts[i]);
     qmd.set(qmd.layout().shader_local_memory_high_size, device.local_memory_per_thread());
     qmd.set_constant_buffer(0, span.va, cbuf_bytes);
-    if (c.self_ordered && i > 0 && commands_[i - 1].kind == Kind::kExec) {
+    if (joins_run(i)) {
       // A self-ordered launch behind another launch keeps its caches: the
       // run's first launch has dropped what the CPU and the copy engine wrote
       // before the submission (this launch's constants among it: every

@@ -102,6 +102,11 @@ class ComputeQueue : public HwQueue<ComputeQueue> {
   // launch could not start beside the last blocks of the one before
   // (docs/perf-notes.md).
   std::vector<uint32_t> carveout_targets(const hw::ArchParams& arch) const;
+
+ private:
+  // Whether command i is a self-ordered launch right behind another launch,
+  // in the run the launch before it began (carveout_targets, encode).
+  bool joins_run(size_t i) const;
 };
 
 class CopyQueue : public HwQueue<CopyQueue> {

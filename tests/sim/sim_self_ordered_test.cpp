@@ -109,18 +109,18 @@ TEST_P(SelfOrdered, OnlyTheFirstLaunchOfARunInvalidatesCaches) {
   const gpu::Buffer& ring = dev->kernargs().buffer();
   for (size_t i = 0; i < qmds.size(); ++i) {
     ASSERT_GE(qmds[i], ring.va());
-    const gpu::Qmd qmd(*dev->arch().qmd, static_cast<const uint8_t*>(ring.cpu()) + (qmds[i] - ring.va()));
-    const QmdLayout& l = qmd.layout();
+    const uint8_t* qmd = static_cast<const uint8_t*>(ring.cpu()) + (qmds[i] - ring.va());
+    const QmdLayout& l = *dev->arch().qmd;
     const uint64_t first = i == 0 ? 1 : 0;
     for (QmdField f : {l.invalidate_texture_header_cache, l.invalidate_texture_sampler_cache,
                        l.invalidate_texture_data_cache, l.invalidate_shader_data_cache,
                        l.invalidate_shader_constant_cache}) {
-      EXPECT_EQ(qmd.get(f), first) << "launch " << i << ", QMD bits " << f.hi << ":" << f.lo;
+      EXPECT_EQ(gpu::read_bits(qmd, f), first) << "launch " << i << ", QMD bits " << f.hi << ":" << f.lo;
     }
-    EXPECT_EQ(qmd.get(l.cbuf_invalidate.at(0)), 1u) << "launch " << i;
+    EXPECT_EQ(gpu::read_bits(qmd, l.cbuf_invalidate.at(0)), 1u) << "launch " << i;
     // A self-ordered launch with another behind it ends with a GPU-scope
     // membar; the last keeps the system-scope one (the host may read).
-    EXPECT_EQ(qmd.get(l.cwd_membar_type), i == 1 ? kCwdMembarTypeL1Membar : kCwdMembarTypeL1Sysmembar)
+    EXPECT_EQ(gpu::read_bits(qmd, l.cwd_membar_type), i == 1 ? kCwdMembarTypeL1Membar : kCwdMembarTypeL1Sysmembar)
         << "launch " << i;
   }
 
