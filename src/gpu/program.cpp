@@ -68,11 +68,7 @@ Program::Program(Device& device, std::span<const uint8_t> cubin_bytes, const std
   q.set(l.sm_global_caching_enable, 1);
   // Every launch starts with clean L1 data and constant caches: buffers and
   // argument memory are rewritten by the CPU and the copy engine between launches.
-  q.set(l.invalidate_texture_header_cache, 1);
-  q.set(l.invalidate_texture_sampler_cache, 1);
-  q.set(l.invalidate_texture_data_cache, 1);
-  q.set(l.invalidate_shader_data_cache, 1);
-  q.set(l.invalidate_shader_constant_cache, 1);
+  for (hw::QmdField f : l.launch_cache_invalidations()) q.set(f, 1);
   q.set_program_address(code_va());
   // As libcuda does: without it every SM misses its way through the code of a
   // kernel whose predecessor evicted it; pp512 on the H200 was 7-21% lower, and

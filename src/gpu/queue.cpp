@@ -222,12 +222,7 @@ PushBuffer ComputeQueue::encode(Device& device) const {
       // invalidated as each launch started, decode on the H200 was 1.2-2.0%
       // slower, all of it the constant caches' (docs/perf-notes.md): the
       // blocks still running beside the new launch lose their job's lines.
-      const hw::QmdLayout& l = qmd.layout();
-      for (hw::QmdField f : {l.invalidate_texture_header_cache, l.invalidate_texture_sampler_cache,
-                             l.invalidate_texture_data_cache, l.invalidate_shader_data_cache,
-                             l.invalidate_shader_constant_cache}) {
-        qmd.set(f, 0);
-      }
+      for (hw::QmdField f : qmd.layout().launch_cache_invalidations()) qmd.set(f, 0);
     }
     if (c.self_ordered && i + 1 < commands_.size() && commands_[i + 1].kind == Kind::kExec) {
       // As for a chained launch (below): a launch another follows ends with

@@ -112,9 +112,7 @@ TEST_P(SelfOrdered, OnlyTheFirstLaunchOfARunInvalidatesCaches) {
     const uint8_t* qmd = static_cast<const uint8_t*>(ring.cpu()) + (qmds[i] - ring.va());
     const QmdLayout& l = *dev->arch().qmd;
     const uint64_t first = i == 0 ? 1 : 0;
-    for (QmdField f : {l.invalidate_texture_header_cache, l.invalidate_texture_sampler_cache,
-                       l.invalidate_texture_data_cache, l.invalidate_shader_data_cache,
-                       l.invalidate_shader_constant_cache}) {
+    for (QmdField f : l.launch_cache_invalidations()) {
       EXPECT_EQ(gpu::read_bits(qmd, f), first) << "launch " << i << ", QMD bits " << f.hi << ":" << f.lo;
     }
     EXPECT_EQ(gpu::read_bits(qmd, l.cbuf_invalidate.at(0)), 1u) << "launch " << i;

@@ -8,6 +8,7 @@
 // in word 42, then address >> 40 (17 bits) and the prefetch size in 256-byte
 // units (growing with the kernel's code) in word 43.
 
+#include <array>
 #include <cstdint>
 
 namespace nvhcq::gpu::hw {
@@ -55,6 +56,13 @@ struct QmdLayout {
       release0_structure_size;
   QmdIndexedField cbuf_addr_lower, cbuf_addr_upper, cbuf_size_shifted4, cbuf_valid,
       cbuf_invalidate;
+  // The caches a launch drops as it starts when these bits are set: the
+  // SMs' L1 data, texture and constant caches (program.cpp sets them in
+  // every QMD, queue.cpp clears them where a launch keeps the caches).
+  constexpr std::array<QmdField, 5> launch_cache_invalidations() const {
+    return {invalidate_texture_header_cache, invalidate_texture_sampler_cache, invalidate_texture_data_cache,
+            invalidate_shader_data_cache, invalidate_shader_constant_cache};
+  }
   // Thread-block clusters (Hopper's "GPC CGA"s): a GRID_GPC_CGA launch counts
   // its grid in clusters of these dimensions. Absent before V04.
   QmdField gpc_cga_width, gpc_cga_height, gpc_cga_depth, cga_cta_distribution_mode;
