@@ -155,7 +155,8 @@ __device__ __forceinline__ Peak warp_peak(Peak lane) {
 #endif
 __device__ __forceinline__ int q8k_quantize(float iscale, float x) {
 #if ACT_ROUND_BY_ADD
-  const int t = (int)(__float_as_uint(__fadd_rn(__fmul_rn(iscale, x), 12582912.0f)) - 0x4B400000u);
+  const float bias = 12582912.0f;  // 1.5 * 2^23
+  const int t = (int)(__float_as_uint(__fadd_rn(__fmul_rn(iscale, x), bias)) - __float_as_uint(bias));
 #else
   const int t = __float2int_rn(__fmul_rn(iscale, x));
 #endif
