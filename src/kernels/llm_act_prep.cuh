@@ -39,9 +39,19 @@ __device__ __forceinline__ double squares4(float4 v) {
   return (double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z + (double)v.w * v.w;
 }
 
-// RMSNorm's 1 / sqrt(mean(x^2) + eps) from the sum of squares of n inputs.
+// RMSNorm's 1 / sqrt(mean(x^2) + eps) from the sum of squares of n inputs
+// (llm_formats.cuh). ACT_RMS_DOUBLE=1 takes it in double instead, as the CPU
+// did before: for measurements only (the CPU's results then differ in the
+// scale's last bit now and then).
+#ifndef ACT_RMS_DOUBLE
+#define ACT_RMS_DOUBLE 0
+#endif
 __device__ __forceinline__ float rms_scale(double sum_squares, int n, float eps) {
+#if ACT_RMS_DOUBLE
   return (float)(1.0 / sqrt(sum_squares / n + (double)eps));
+#else
+  return llm_rms_scale(sum_squares, n, eps);
+#endif
 }
 
 // Where a thread's values of pass p are: Q8_K takes a super-block of 256 a

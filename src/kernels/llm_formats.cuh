@@ -87,6 +87,16 @@ struct LlmGpuMatrix {
   int32_t reserved;
 };
 
+// RMSNorm's scale 1 / sqrt(mean(x^2) + eps) from the sum of squares of n
+// values (summed in double), in float arithmetic: the CPU path and the kernels
+// take it from here, so both round alike. (In double, its division and square
+// root were a chain of double-precision steps at the head of every normalized
+// preparation, and their slow paths 5-6 KB of each kernel.)
+LLM_HD float llm_rms_scale(double sum_squares, int n, float eps) {
+  const float mean = (float)sum_squares / (float)n;
+  return 1.0f / sqrtf(mean + eps);
+}
+
 // F16/BF16 weights: the prefill products copy their tiles as they are.
 LLM_HD bool llm_format_16bit(int format) { return format == kGpuF16 || format == kGpuBF16; }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/llm_formats.cuh"
 #include "llm/quant/half.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -88,11 +89,12 @@ inline void axpy(float* y, float a, const uint16_t* x, int n) {
 }
 
 // out = x / sqrt(mean(x^2) + eps) * weight. The sum of squares is taken in double:
-// it costs nothing next to the matrix products and keeps wide rows exact.
+// it costs nothing next to the matrix products and keeps wide rows exact. The
+// scale is the GPU kernels' (llm_rms_scale), so both paths round alike.
 inline void rms_norm(const float* x, const float* weight, float* out, int n, float eps) {
   double ss = 0.0;
   for (int i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
-  const float scale = static_cast<float>(1.0 / std::sqrt(ss / n + static_cast<double>(eps)));
+  const float scale = llm_rms_scale(ss, n, eps);
   for (int i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
