@@ -320,10 +320,14 @@ TEST_P(GpuLlmAttention, LongPromptsWithOneSplitAndWithMany) {
 
 // Decode attention by units of query heads: a block per query head (the
 // default), per KV head (0: all of its query heads) or, where a KV head has
-// more, per two. Each head's sums keep their order whatever the unit, so the
-// tokens are the same and the logits agree far inside the CPU tolerance (on
-// the H200: to the bit), with the positions in one split and in several. A
-// unit that does not divide a KV head's query heads is refused.
+// more, per two. The grouped kernel's float sums are not the per-head
+// kernel's bit for bit (on the CPU emulator most outputs are an ulp or so
+// apart), and now and then such an ulp moves an activation of Wo's int8 input
+// across a rounding boundary: the tokens are the same and the logits agree
+// within the CPU tolerance (on the H200, the small Q4_K_M model with three
+// heads a block: 2.0e-2 of its 6e-2 once the RMS scale was taken in float, at
+// most 6e-4 before), with the positions in one split and in several. A unit that does not divide
+// a KV head's query heads is refused.
 TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
   cpu::ThreadPool pool(2);
   const SavedEnv env("NVHCQ_ATTENTION_HEADS");
@@ -347,7 +351,7 @@ TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
         const auto other = decode(heads);
         EXPECT_EQ(other.tokens, per_head.tokens) << case_name(mc) << " heads " << heads;
         const double d = relative_difference(other.logits, per_head.logits);
-        EXPECT_LE(d, logit_tolerance(mc.ftype) / 100) << case_name(mc) << " heads " << heads;
+        EXPECT_LE(d, logit_tolerance(mc.ftype)) << case_name(mc) << " heads " << heads;
         std::printf("[ attention] %s, %d query heads per block, splits %d: vs one head per block %.2e\n",
                     case_name(mc).c_str(), heads == 0 ? n_gqa : heads, splits, d);
       }
