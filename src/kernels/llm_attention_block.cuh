@@ -27,7 +27,7 @@
 // Positions a split takes at least: below this a context is one block per
 // unit, with no merge (the merge costs more than a second tile of keys).
 #ifndef AT_MIN_CHUNK
-#define AT_MIN_CHUNK 256
+#define AT_MIN_CHUNK LLM_ATTN_MIN_CHUNK
 #endif
 #define NEG_INF (-__int_as_float(0x7f800000))
 

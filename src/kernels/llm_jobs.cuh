@@ -229,6 +229,11 @@ struct LlmStepParams {
 #define LLM_ATTN_MAX_GQA 8
 // Blocks per unit in decode attention.
 #define LLM_ATTN_MAX_SPLITS 32
+// Positions a decode-attention split takes at least (the kernels' AT_MIN_CHUNK
+// unless a measurement overrides it): a token's context of at most this many
+// positions is attended by one block per unit, and the host then replays a
+// step launched with one split (gpu_llama.h).
+#define LLM_ATTN_MIN_CHUNK 256
 // Decode attention in units of one query head (attention_head): threads of a
 // block, and the 16-byte loads of key rows (and as many of value rows) each
 // lane has in flight per tile of positions.

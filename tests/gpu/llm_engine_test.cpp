@@ -363,6 +363,43 @@ TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
   }
 }
 
+// Tokens whose context fits one attention split's chunk run a step launched
+// with one split (GpuLlama::short_step_), the others the step of every split:
+// both attend the same positions in the same order, so greedy decode across
+// the switch (positions 240-264, the chunk 256) gives the tokens and logits of
+// the full step alone, to the bit.
+TEST_P(GpuLlmAttention, OneSplitStepChangesSpeedNotResults) {
+  cpu::ThreadPool pool(2);
+  const SavedEnv env("NVHCQ_ONE_SPLIT_STEP");
+  for (const ModelCase& mc : {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0},
+                              ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}}) {
+    auto model = LlamaModel::open(model_file(mc));
+    auto decode = [&](bool one_split_step) {
+      GpuLlamaOptions o;
+      o.context = 320;
+      o.attention_splits = 4;
+      o.one_split_step = one_split_step;
+      GpuLlama gpu(*model, *acc_, pool, o);
+      // (The switch: the token at position 255 attends to 256 positions.)
+      EXPECT_EQ(gpu.one_split_at(LLM_ATTN_MIN_CHUNK - 1), one_split_step);
+      EXPECT_FALSE(gpu.one_split_at(LLM_ATTN_MIN_CHUNK));
+      DecodeRun r;
+      gpu.forward(prompt_tokens(LLM_ATTN_MIN_CHUNK - 16, gpu.config().n_vocab));
+      r.tokens = gpu.generate_greedy(1, 24);
+      gpu.forward(std::vector<int32_t>{r.tokens.back()});
+      r.tokens.push_back(gpu.greedy_token());
+      gpu.logits(r.logits);
+      return r;
+    };
+    const auto full = decode(false);
+    const auto switched = decode(true);
+    EXPECT_EQ(switched.tokens, full.tokens) << case_name(mc);
+    ASSERT_EQ(switched.logits.size(), full.logits.size());
+    EXPECT_EQ(relative_difference(switched.logits, full.logits), 0.0) << case_name(mc);
+    expect_env_refused(*acc_, *model, pool, "NVHCQ_ONE_SPLIT_STEP", {"2", "-1", "yes"});
+  }
+}
+
 // Self-ordered decode launches (kernels/llm_chain.cuh) start while the launch
 // before them drains and wait for it in memory: the same kernels in the same
 // order, so the tokens and logits must be those of the stream-ordered step, to

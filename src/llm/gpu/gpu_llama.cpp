@@ -54,6 +54,7 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   if (const auto n = env_integer("NVHCQ_ATTENTION_SPLITS", 0, LLM_ATTN_MAX_SPLITS)) {
     options_.attention_splits = static_cast<int>(*n);
   }
+  if (const auto n = env_integer("NVHCQ_ONE_SPLIT_STEP", 0, 1)) options_.one_split_step = *n != 0;
   if (const auto n = env_integer("NVHCQ_SELF_ORDERED_DECODE", 0, 1)) options_.self_ordered_decode = *n ? "on" : "off";
   if (options_.self_ordered_decode != "auto" && options_.self_ordered_decode != "on" &&
       options_.self_ordered_decode != "off") {
@@ -137,6 +138,15 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   build_decode_step();
   graph_ = capture(step_);
   if (!persistent_ && options_.self_ordered_decode == "auto") choose_decode_order();
+  if (!persistent_ && splits_ > 1 && options_.one_split_step) {
+    short_step_ = decode_launches(self_ordered_, 1);
+    short_graph_ = capture(short_step_);
+  }
+}
+
+bool GpuLlama::one_split_at(int pos) const {
+  // (The token at pos attends to pos + 1 positions.)
+  return short_graph_ != nullptr && pos + 1 <= LLM_ATTN_MIN_CHUNK;
 }
 
 // Queued launches name this model's kernels and memory: they run before either
@@ -253,7 +263,7 @@ void GpuLlama::forward(std::span<const int32_t> tokens) {
   }
   for (int32_t t : tokens) {
     write_state(t, pos_);
-    acc_.replay(*graph_);
+    acc_.replay(graph_at(pos_));
     ++pos_;
   }
 }
@@ -295,7 +305,7 @@ std::vector<int32_t> GpuLlama::generate_greedy(int32_t first, int steps) {
   const int32_t one[] = {first};
   check_tokens(one, steps);
   write_state(first, pos_);
-  for (int i = 0; i < steps; ++i) acc_.replay(*graph_);
+  for (int i = 0; i < steps; ++i) acc_.replay(graph_at(pos_ + i));
   std::vector<int32_t> out(static_cast<size_t>(steps));
   acc_.download(out.data(), *scratch_, s_->history - scratch_->va() + 4ull * pos_, 4ull * steps);
   pos_ += steps;
@@ -315,7 +325,7 @@ std::vector<KernelClassTime> GpuLlama::profile_decode(int repeats) {
   // copies, timed on the GPU. Copies of one launch are idempotent enough for
   // timing (the step hand-over advances the position; it is put back afterwards).
   write_state(0, pos_);
-  for (const StepLaunch& l : decode_launches(false)) {
+  for (const StepLaunch& l : decode_launches(false, one_split_at(pos_) ? 1 : 0)) {
     acc_.begin_capture();
     for (int i = 0; i < repeats; ++i) acc_.launch(*l.kernel, l.args, l.dims);
     std::unique_ptr<gpu::Graph> g = acc_.end_capture();

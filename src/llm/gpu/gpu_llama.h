@@ -40,6 +40,11 @@ struct GpuLlamaOptions {
   // Query heads per decode attention block: a divisor of the model's query
   // heads per KV head, 0 for all of them (one block per KV head).
   int attention_heads = 1;
+  // Whether tokens whose context fits one attention split's chunk
+  // (LLM_ATTN_MIN_CHUNK positions) are run by a step launched with one split
+  // (GpuLlama::short_step_; NVHCQ_ONE_SPLIT_STEP=0 turns it off, for
+  // measurements): the same bits either way.
+  bool one_split_step = true;
   int matvec_blocks_per_sm = 2;
   // Rows a warp for named decode products, for measurements ("wo:2,qkv:4";
   // NVHCQ_MATVEC_ROWS; matvec_rows.h): a count replaces the plan's where it
@@ -199,6 +204,9 @@ class GpuLlama {
   bool persistent_decode() const { return persistent_; }
   // Whether the decode step's launches are self-ordered (see GpuLlamaOptions).
   bool self_ordered_decode() const { return self_ordered_; }
+  // Whether the token at position `pos` is run by the step launched with one
+  // attention split (GpuLlamaOptions::one_split_step).
+  bool one_split_at(int pos) const;
   // Whether its Q/K/V launch tags its outputs for the attention (llm_tagged.cuh).
   bool tags_qkv() const { return !persistent_ && tags_qkv(self_ordered_); }
   const std::string& persistent_refusal() const { return persistent_refusal_; }
@@ -228,8 +236,12 @@ class GpuLlama {
 
   void check_tokens(std::span<const int32_t> tokens, int count) const;
   void build_decode_step();
-  // The launches of a decode step, chained (self-ordered) or in stream order.
-  std::vector<StepLaunch> decode_launches(bool chained) const;
+  // The launches of a decode step, chained (self-ordered) or in stream order,
+  // with `splits` attention blocks a unit (0: splits_).
+  std::vector<StepLaunch> decode_launches(bool chained, int splits = 0) const;
+  // The step that runs the token at `pos` (one_split_at): its launches and graph.
+  const std::vector<StepLaunch>& step_at(int pos) const { return one_split_at(pos) ? short_step_ : step_; }
+  gpu::Graph& graph_at(int pos) { return one_split_at(pos) ? *short_graph_ : *graph_; }
   std::unique_ptr<gpu::Graph> capture(const std::vector<StepLaunch>& launches);
   // "auto": times the self-ordered step against the stream-ordered one and
   // keeps the faster.
@@ -244,8 +256,9 @@ class GpuLlama {
   // The stamps of the step's last replay, launch by launch.
   std::vector<TracedLaunch> download_timeline();
   gpu::LaunchDims persistent_dims() const;
-  // Decode attention of one layer (its KV cache, the step's scratch vectors).
-  LlmAttentionJob decode_attention_job(size_t layer) const;
+  // Decode attention of one layer (its KV cache, the step's scratch vectors)
+  // in `splits` blocks a unit (0: splits_).
+  LlmAttentionJob decode_attention_job(size_t layer, int splits = 0) const;
   // The jobs of a matrix-vector product over segments sharing one input:
   // consecutive segments that pair with one activation kind share a job (at
   // most LLM_MAX_SEGMENTS), their outputs consecutive from out_va. FormatError
@@ -305,6 +318,13 @@ class GpuLlama {
 
   std::vector<StepLaunch> step_;
   std::unique_ptr<gpu::Graph> graph_;
+  // The same step with one attention split (separate launches, splits_ > 1),
+  // replayed while a token's context fits one split's chunk: there the other
+  // splits' blocks only start and leave, and launching them made 1B F16 decode
+  // 1% slower on the H200 (docs/perf-notes.md). Both steps attend the same
+  // positions in the same order, so the results are the same bits.
+  std::vector<StepLaunch> short_step_;
+  std::unique_ptr<gpu::Graph> short_graph_;
   // The captured prefill passes by batch size (options_.prefill_graph): the
   // full batch's and the last other size's (a prompt's remainder), so prompts
   // of many lengths hold two at most.

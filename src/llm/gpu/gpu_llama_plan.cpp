@@ -306,10 +306,11 @@ LlmAttentionJob attention_job(const ModelConfig& c, uint64_t k_cache, uint64_t v
 
 }  // namespace
 
-LlmAttentionJob GpuLlama::decode_attention_job(size_t layer) const {
+LlmAttentionJob GpuLlama::decode_attention_job(size_t layer, int splits) const {
   const uint64_t layer_kv = 2ull * config_.n_head_kv * static_cast<uint64_t>(options_.context) * config_.head_dim * 2;
   const uint64_t k_cache = kv_->va() + layer * layer_kv;
-  LlmAttentionJob aj = attention_job(config_, k_cache, k_cache + layer_kv / 2, options_.context, splits_);
+  LlmAttentionJob aj = attention_job(config_, k_cache, k_cache + layer_kv / 2, options_.context,
+                                     splits > 0 ? splits : splits_);
   aj.qkv = s_->qkv;
   aj.out = s_->attn;
   aj.rope = s_->rope;
@@ -352,7 +353,8 @@ int GpuLlama::handoff_for(const GpuMatrix& m, int which) const {
   return act == kActQ8K && which == GpuLlamaOptions::kHandoffWo && fits ? LLM_HANDOFF_Q8K : LLM_HANDOFF_NONE;
 }
 
-std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
+std::vector<StepLaunch> GpuLlama::decode_launches(bool chained, int splits) const {
+  if (splits <= 0) splits = splits_;
   const ModelConfig& c = config_;
   const GpuWeights& w = *weights_;
   std::vector<StepLaunch> step;
@@ -375,7 +377,7 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
                tagged ? s_->qkv_tagged : s_->qkv, "store", &chain, tagged ? LLM_HANDOFF_TAGGED : LLM_HANDOFF_NONE,
                false, qkv_tag);
 
-    LlmAttentionJob aj = decode_attention_job(l);
+    LlmAttentionJob aj = decode_attention_job(l, splits);
     if (tagged) {
       aj.qkv = s_->qkv_tagged;
       aj.qkv_tag = qkv_tag;
@@ -385,7 +387,7 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained) const {
     gpu::LaunchDims ad;
     ad.block[0] = attention_heads_ == 1 ? LLM_ATTN_DECODE_THREADS : LLM_ATTN_THREADS;
     ad.grid[0] = c.n_head / static_cast<uint32_t>(attention_heads_);
-    ad.grid[1] = static_cast<uint32_t>(splits_);
+    ad.grid[1] = static_cast<uint32_t>(splits);
     aj.chain = chain.next(ad);
     const gpu::Kernel& attention = attention_heads_ != 1                 ? kernels_.attention()
                                    : aj.out_handoff == LLM_HANDOFF_Q8K   ? kernels_.attention_head_handoff_q8k(aj.head_dim)

@@ -38,6 +38,8 @@ StepTimeline GpuLlama::decode_timeline(int samples) {
   if (pos_ < 1 || pos_ + kTimelineRun > options_.context) {
     throw UsageError("the decode timeline runs steps after a prompt, within the context");
   }
+  // (Room for the full step's blocks, the most a step has; a run replays the
+  // step of its first position, the one-split step included.)
   const size_t bytes = step_blocks(step_) * sizeof(BlockStamps);
   if (!trace_) {
     trace_ = acc_.alloc(bytes);
@@ -53,7 +55,7 @@ StepTimeline GpuLlama::decode_timeline(int samples) {
   // One run of kTimelineRun steps from the same token and position.
   auto run = [&] {
     write_state(token, pos_);
-    for (int r = 0; r < kTimelineRun; ++r) acc_.replay(*graph_);
+    for (int r = 0; r < kTimelineRun; ++r) acc_.replay(graph_at(pos_));
     acc_.synchronize();
   };
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimelineWarmUpMs);
@@ -75,11 +77,12 @@ StepTimeline GpuLlama::decode_timeline(int samples) {
 }
 
 std::vector<TracedLaunch> GpuLlama::download_timeline() {
-  std::vector<BlockStamps> stamps(step_blocks(step_));
+  const std::vector<StepLaunch>& step = step_at(pos_);
+  std::vector<BlockStamps> stamps(step_blocks(step));
   acc_.download(stamps.data(), *trace_, 0, stamps.size() * sizeof(BlockStamps));
   std::vector<TracedLaunch> out;
   size_t first = 0;
-  for (const StepLaunch& l : step_) {
+  for (const StepLaunch& l : step) {
     const size_t n = l.dims.blocks();
     out.push_back(TracedLaunch{l.what, std::vector<BlockStamps>(stamps.begin() + first, stamps.begin() + first + n)});
     first += n;
