@@ -326,8 +326,8 @@ TEST_P(GpuLlmAttention, LongPromptsWithOneSplitAndWithMany) {
 // across a rounding boundary: the tokens are the same and the logits agree
 // within the CPU tolerance (on the H200, the small Q4_K_M model with three
 // heads a block: 2.0e-2 of its 6e-2 once the RMS scale was taken in float, at
-// most 6e-4 before), with the positions in one split and in several. A unit that does not divide
-// a KV head's query heads is refused.
+// most 6e-4 before), with the positions in one split and in several. A unit
+// that does not divide a KV head's query heads is refused.
 TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
   cpu::ThreadPool pool(2);
   const SavedEnv env("NVHCQ_ATTENTION_HEADS");

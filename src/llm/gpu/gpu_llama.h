@@ -321,7 +321,7 @@ class GpuLlama {
   // The same step with one attention split (separate launches, splits_ > 1),
   // replayed while a token's context fits one split's chunk: there the other
   // splits' blocks only start and leave, and launching them made 1B F16 decode
-  // 1% slower on the H200 (docs/perf-notes.md). Both steps attend the same
+  // 0.9% slower on the H200 (docs/perf-notes.md). Both steps attend the same
   // positions in the same order, so the results are the same bits.
   std::vector<StepLaunch> short_step_;
   std::unique_ptr<gpu::Graph> short_graph_;
