@@ -103,17 +103,23 @@ std::vector<int32_t> prompt_tokens(int n, uint32_t vocab) {
   return t;
 }
 
-// A decode run to compare engine settings by (context 300 or more): a 290-token
-// prompt (two 256-position attention tiles and more), 8 greedy steps on the GPU
-// and one more through forward(); the tokens chosen and the last logits.
+// The models engine settings are compared on: grouped queries (two and three
+// query heads a KV head), Q8_0 groups and Q8_K super-blocks.
+const ModelCase kSettingModels[] = {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0},
+                                    ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}};
+
+// A decode run to compare engine settings by (context 300 or more): by default
+// a 290-token prompt (two 256-position attention tiles and more), 8 greedy
+// steps on the GPU and one more through forward(); the tokens chosen and the
+// last logits.
 struct DecodeRun {
   std::vector<float> logits;
   std::vector<int32_t> tokens;
 };
-DecodeRun decode_after_long_prompt(GpuLlama& gpu) {
+DecodeRun decode_after_long_prompt(GpuLlama& gpu, int prompt = 290, int steps = 8) {
   DecodeRun r;
-  gpu.forward(prompt_tokens(290, gpu.config().n_vocab));
-  r.tokens = gpu.generate_greedy(1, 8);
+  gpu.forward(prompt_tokens(prompt, gpu.config().n_vocab));
+  r.tokens = gpu.generate_greedy(1, steps);
   gpu.forward(std::vector<int32_t>{r.tokens.back()});
   r.tokens.push_back(gpu.greedy_token());
   gpu.logits(r.logits);
@@ -331,8 +337,7 @@ TEST_P(GpuLlmAttention, LongPromptsWithOneSplitAndWithMany) {
 TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
   cpu::ThreadPool pool(2);
   const SavedEnv env("NVHCQ_ATTENTION_HEADS");
-  for (const ModelCase& mc : {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0},
-                              ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}}) {
+  for (const ModelCase& mc : kSettingModels) {
     auto model = LlamaModel::open(model_file(mc));
     const int n_gqa = static_cast<int>(model->config().n_gqa());
     ASSERT_GE(n_gqa, 2) << "the test needs grouped queries";
@@ -371,8 +376,7 @@ TEST_P(GpuLlmAttention, QueryHeadsPerBlockChangeSpeedNotResults) {
 TEST_P(GpuLlmAttention, OneSplitStepChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   const SavedEnv env("NVHCQ_ONE_SPLIT_STEP");
-  for (const ModelCase& mc : {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0},
-                              ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}}) {
+  for (const ModelCase& mc : kSettingModels) {
     auto model = LlamaModel::open(model_file(mc));
     auto decode = [&](bool one_split_step) {
       GpuLlamaOptions o;
@@ -383,13 +387,7 @@ TEST_P(GpuLlmAttention, OneSplitStepChangesSpeedNotResults) {
       // (The switch: the token at position 255 attends to 256 positions.)
       EXPECT_EQ(gpu.one_split_at(LLM_ATTN_MIN_CHUNK - 1), one_split_step);
       EXPECT_FALSE(gpu.one_split_at(LLM_ATTN_MIN_CHUNK));
-      DecodeRun r;
-      gpu.forward(prompt_tokens(LLM_ATTN_MIN_CHUNK - 16, gpu.config().n_vocab));
-      r.tokens = gpu.generate_greedy(1, 24);
-      gpu.forward(std::vector<int32_t>{r.tokens.back()});
-      r.tokens.push_back(gpu.greedy_token());
-      gpu.logits(r.logits);
-      return r;
+      return decode_after_long_prompt(gpu, LLM_ATTN_MIN_CHUNK - 16, 24);
     };
     const auto full = decode(false);
     const auto switched = decode(true);
@@ -408,8 +406,7 @@ TEST_P(GpuLlmAttention, OneSplitStepChangesSpeedNotResults) {
 TEST_P(GpuLlmAttention, SelfOrderedDecodeChangesSpeedNotResults) {
   cpu::ThreadPool pool(2);
   const SavedEnv env("NVHCQ_SELF_ORDERED_DECODE");
-  for (const ModelCase& mc : {ModelCase{"llama", LlamaFtype::MOSTLY_Q8_0},
-                              ModelCase{"llama", LlamaFtype::MOSTLY_Q4_K_M, "small"}}) {
+  for (const ModelCase& mc : kSettingModels) {
     auto model = LlamaModel::open(model_file(mc));
     auto decode = [&](const std::string& mode) {
       GpuLlamaOptions o;
