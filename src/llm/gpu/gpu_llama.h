@@ -257,8 +257,8 @@ class GpuLlama {
   std::vector<TracedLaunch> download_timeline();
   gpu::LaunchDims persistent_dims() const;
   // Decode attention of one layer (its KV cache, the step's scratch vectors)
-  // in `splits` blocks a unit (0: splits_).
-  LlmAttentionJob decode_attention_job(size_t layer, int splits = 0) const;
+  // in `splits` blocks a unit.
+  LlmAttentionJob decode_attention_job(size_t layer, int splits) const;
   // The jobs of a matrix-vector product over segments sharing one input:
   // consecutive segments that pair with one activation kind share a job (at
   // most LLM_MAX_SEGMENTS), their outputs consecutive from out_va. FormatError

@@ -111,7 +111,7 @@ std::string GpuLlama::build_persistent_step() {
     matvec("qkv", {&L.wq, &L.wk, &L.wv}, {L.bq, L.bk, L.bv}, s_->x, L.attn_norm, s_->qkv, LLM_EPI_STORE);
     LlmStepPhase at{};
     at.kind = LLM_PHASE_ATTENTION;
-    at.at = decode_attention_job(l);
+    at.at = decode_attention_job(l, splits_);
     at.sync_after = 1;
     phases.push_back(at);
     names.push_back("attention");

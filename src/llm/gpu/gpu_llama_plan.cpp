@@ -309,8 +309,7 @@ LlmAttentionJob attention_job(const ModelConfig& c, uint64_t k_cache, uint64_t v
 LlmAttentionJob GpuLlama::decode_attention_job(size_t layer, int splits) const {
   const uint64_t layer_kv = 2ull * config_.n_head_kv * static_cast<uint64_t>(options_.context) * config_.head_dim * 2;
   const uint64_t k_cache = kv_->va() + layer * layer_kv;
-  LlmAttentionJob aj = attention_job(config_, k_cache, k_cache + layer_kv / 2, options_.context,
-                                     splits > 0 ? splits : splits_);
+  LlmAttentionJob aj = attention_job(config_, k_cache, k_cache + layer_kv / 2, options_.context, splits);
   aj.qkv = s_->qkv;
   aj.out = s_->attn;
   aj.rope = s_->rope;
