@@ -435,9 +435,13 @@ __device__ ActView prepare_held(const float* x, const float* norm, float eps, in
 // The block's activations of kind kAct in shared memory (callers sync after).
 // Share = ActShare<n>, n > 1: the blocks of the launch's clusters of n prepare
 // it together (llm_cluster.cuh), and each block holds all of it on return.
-template <int kAct, int kThreads, class Sync = CtaSync, class Share = ActShare<1>, class Hook = NoPrepHook>
+// kMayNorm false: the input has no norm (`norm` is not read), and the caller
+// carries none of the normalizing code.
+template <int kAct, int kThreads, class Sync = CtaSync, class Share = ActShare<1>, class Hook = NoPrepHook,
+          bool kMayNorm = true>
 __device__ ActView prepare_activations(const float* x, const float* norm, float eps, int cols, uint8_t* smem,
                                        double* red, const Hook& hook = Hook{}) {
+  if constexpr (!kMayNorm) norm = nullptr;
   double* slots = nullptr;
   if constexpr (Share::kBlocks > 1) {
     __shared__ double cluster_slots[Share::kBlocks];

@@ -118,8 +118,10 @@ __device__ __forceinline__ ActView mv_prepare(const LlmMatvecJob& job, uint8_t* 
     hook();
     return copy_handoff<MV_THREADS, ActShare<1>, kAct>((const uint8_t*)job.in, job.cols, smem);
   }
-  return prepare_activations<kAct, MV_THREADS, CtaSync, Share>((const float*)job.in, (const float*)job.norm,
-                                                               job.eps, job.cols, smem, red, hook);
+  // (An add product's input, the attention's output or gate/up's, has no norm.)
+  constexpr bool kMayNorm = MV_EPI(kEpi) != LLM_EPI_ADD;
+  return prepare_activations<kAct, MV_THREADS, CtaSync, Share, Hook, kMayNorm>(
+      (const float*)job.in, (const float*)job.norm, job.eps, job.cols, smem, red, hook);
 }
 
 // The cluster of a kernel of activation kind kAct, as an ActShare.

@@ -130,6 +130,8 @@ bool GpuLlama::add_matvec(std::vector<StepLaunch>& out, const std::string& what,
                            ? (one >= 0 ? one : q4k_with_q6k(descs) ? kMvBuildQ4KQ6K : 0)
                            : 0;
     const int build_rows = options_.matvec_builds & GpuLlamaOptions::kMatvecBuildRows ? job.rows_per_warp : 0;
+    // (The add kernels carry no code for a norm: llm_matvec.cu's mv_prepare.)
+    if (epilogue == "add" && norm != 0) throw Error("'" + g.first->name + "': an add product's input has no norm");
     if (in_handoff && (epilogue != "add" || (g.act != kActQ8x32 && g.act != kActQ8K))) {
       throw Error("'" + g.first->name + "': no kernel takes this input handed over");
     }
