@@ -120,7 +120,7 @@ __device__ __forceinline__ ActView mv_prepare(const LlmMatvecJob& job, uint8_t* 
   }
   // An add product's input, the attention's output or gate/up's, has no norm,
   // and its kernels carry none of the normalizing code: with it, not run, 8B
-  // Q4_K_M and 1B F16 decoded 0.7% slower on the H200 (docs/llm-gpu.md).
+  // Q4_K_M and 1B F16 decoded 0.6-0.7% slower on the H200 (docs/llm-gpu.md).
   constexpr bool kMayNorm = MV_EPI(kEpi) != LLM_EPI_ADD;
   return prepare_activations<kAct, MV_THREADS, CtaSync, Share, Hook, kMayNorm>(
       (const float*)job.in, (const float*)job.norm, job.eps, job.cols, smem, red, hook);
