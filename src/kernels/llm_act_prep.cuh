@@ -152,31 +152,67 @@ __device__ __forceinline__ Peak warp_peak(Peak lane) {
   const int holder = __ffs(__ballot_sync(0xffffffffu, lane.mag == top)) - 1;
   return Peak{top, __shfl_sync(0xffffffffu, lane.value, holder)};
 }
-// Q8_K's value of x at iscale = -127 / max (at most 127): the product rounded
-// to the nearest integer (ties to even) as ggml's nearest_int does it, by
-// adding 1.5 * 2^23, which leaves rint(y) in the low mantissa bits for |y| <
-// 2^22 (here |y| <= 127). The same integer as __float2int_rn, but an add runs
-// at the FMA pipe's rate where a conversion runs at 16 a clock an SM, and a
-// preparation quantizes its whole input in every block (8B's down input:
-// 7,168 values a block, two blocks an SM). On the H200 8B Q4_K_M and 1B Q6_K
-// decoded 0.3-0.5% faster (docs/perf-notes.md); ACT_ROUND_BY_ADD=0 converts.
-#ifndef ACT_ROUND_BY_ADD
-#define ACT_ROUND_BY_ADD 1
-#endif
+// Q8_K's value of x at iscale = -127 / max, as ggml's nearest_int takes it:
+// the product rounded, plus 1.5 * 2^23, leaves rint(product) in the low
+// mantissa bits; returned is the sum's bit pattern, whose low byte is the
+// int8 value the CPU stores (its min(127, .) never applies: |iscale * x| <=
+// 127 (1 + 2^-24) rounds to at most 127; and a scale of +-inf, from a peak
+// below 127 / FLT_MAX, gives a low byte of 0 as on the CPU). An add runs at
+// the FMA pipe's rate where a float-to-int conversion runs at 16 a clock an
+// SM, and a preparation quantizes its whole input in every block (8B's down
+// input: 7,168 values a block, two blocks an SM): on the H200 8B Q4_K_M and
+// 1B Q6_K decoded 0.3-0.5% faster than with a conversion (docs/perf-notes.md).
+__device__ __forceinline__ uint32_t q8k_biased(float iscale, float x) {
+  return __float_as_uint(__fadd_rn(__fmul_rn(iscale, x), 12582912.0f));  // 1.5 * 2^23
+}
+// The int8 value itself (the low byte, sign-extended).
 __device__ __forceinline__ int q8k_quantize(float iscale, float x) {
-#if ACT_ROUND_BY_ADD
-  const float bias = 12582912.0f;  // 1.5 * 2^23
-  const int t = (int)(__float_as_uint(__fadd_rn(__fmul_rn(iscale, x), bias)) - __float_as_uint(bias));
-#else
-  const int t = __float2int_rn(__fmul_rn(iscale, x));
-#endif
-  return t < 127 ? t : 127;
+  return (int)(int8_t)(q8k_biased(iscale, x) & 0xffu);
+}
+
+// The peak of a warp's super-block where both signs reach its largest
+// magnitude (`top`, as bits): the lowest lane holding it, and there its first
+// such value (vals: lane i holds values 8 i .. 8 i + 7).
+__device__ __forceinline__ float q8k_tied_peak(const float (&vals)[8], uint32_t top) {
+  float first = 0.0f;
+#pragma unroll
+  for (int j = 7; j >= 0; --j) first = __float_as_uint(fabsf(vals[j])) == top ? vals[j] : first;
+  const int holder = __ffs(__ballot_sync(0xffffffffu, first != 0.0f)) - 1;
+  return __shfl_sync(0xffffffffu, first, holder);
+}
+
+// Q8_K's peak of a warp's super-block: its signed value of largest magnitude,
+// the first (smallest index) among equals; 0 when every value is zero. Each
+// lane takes the largest and smallest of its eight values, the warp the
+// largest magnitude in one reduction, and two votes tell whether +top or -top
+// is in the super-block: only where both are (rare) is the first one sought.
+// (A pairwise tree of magnitudes and values in each lane, and the holder's
+// value by a shuffle, took more instructions on the preparation's path.)
+__device__ __forceinline__ float q8k_peak(const float (&vals)[8]) {
+  float hi[4], lo[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    hi[j] = fmaxf(vals[2 * j], vals[2 * j + 1]);
+    lo[j] = fminf(vals[2 * j], vals[2 * j + 1]);
+  }
+  const float lane_hi = fmaxf(fmaxf(hi[0], hi[1]), fmaxf(hi[2], hi[3]));
+  const float lane_lo = fminf(fminf(lo[0], lo[1]), fminf(lo[2], lo[3]));
+  // (fabsf makes -0 +0: an all-zero super-block has top 0.)
+  const uint32_t top = __reduce_max_sync(0xffffffffu, __float_as_uint(fmaxf(fabsf(lane_hi), fabsf(lane_lo))));
+  if (top == 0) return 0.0f;
+  const float t = __uint_as_float(top);
+  const uint32_t pos = __ballot_sync(0xffffffffu, lane_hi == t);
+  const uint32_t neg = __ballot_sync(0xffffffffu, lane_lo == -t);
+  if (neg == 0) return t;
+  if (pos == 0) return -t;
+  return q8k_tied_peak(vals, top);
 }
 
 // ggml's Q8_K: per 256, the signed value of largest magnitude (the first on
-// ties) sets iscale = -127 / max; q = min(127, rint(iscale * x)); d = 1 / iscale;
-// plus the sums of each 16. One warp per super-block (every lane calls it),
-// eight values per lane: vals are values 8 lane .. 8 lane + 7 of super-block sb.
+// ties) sets iscale = -127 / max; q = min(127, nearest_int(iscale * x)); d =
+// 1 / iscale; plus the sums of each 16. One warp per super-block (every lane
+// calls it), eight values per lane: vals are values 8 lane .. 8 lane + 7 of
+// super-block sb.
 template <class Share>
 __device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const ActView& v) {
   const int lane = threadIdx.x & 31;
@@ -184,46 +220,22 @@ __device__ __forceinline__ void q8k_super(const float (&vals)[8], int sb, const 
   int8_t* q = (int8_t*)v.q;
   float* d = (float*)v.d;
   int* bsum = (int*)v.sum;
-  // The value of largest magnitude, the first (smallest index) among equals:
-  // each lane finds its own first largest by a pairwise tree of three steps
-  // (the later of a pair wins only when strictly larger), the warp's largest
-  // magnitude is one reduction, and the lowest lane holding it has the first
-  // index. (Picked afterwards by index from the eight values, they went
-  // through local memory -- the SASS showed an indexed load -- and a 64-bit
-  // (magnitude, index) key took five rounds of two shuffles.)
-  uint32_t m[8];
-  float f[8];
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    m[j] = __float_as_uint(fabsf(vals[j]));
-    f[j] = vals[j];
-  }
-#pragma unroll
-  for (int step = 1; step < 8; step *= 2) {
-#pragma unroll
-    for (int j = 0; j < 8; j += 2 * step) {
-      const bool later = m[j + step] > m[j];
-      m[j] = later ? m[j + step] : m[j];
-      f[j] = later ? f[j + step] : f[j];
-    }
-  }
-  const Peak peak = warp_peak(Peak{m[0], f[0]});
-  if (peak.mag == 0) {  // all zero
+  const float peak = q8k_peak(vals);
+  if (peak == 0.0f) {  // all zero
     Share::put((uint2*)(q + i), make_uint2(0, 0));
     if ((lane & 1) == 0) Share::put(bsum + sb * 16 + lane / 2, 0);
     if (lane == 0) Share::put(d + sb, 0.0f);
     return;
   }
-  const float iscale = -127.0f / peak.value;
-  int qi[8];
-  int part = 0;
+  const float iscale = -127.0f / peak;
+  uint32_t b[8];
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    qi[j] = q8k_quantize(iscale, vals[j]);
-    part += qi[j];
-  }
-  Share::put((uint2*)(q + i),
-             make_uint2(pack_i8x4(qi[0], qi[1], qi[2], qi[3]), pack_i8x4(qi[4], qi[5], qi[6], qi[7])));
+  for (int j = 0; j < 8; ++j) b[j] = q8k_biased(iscale, vals[j]);
+  // The low bytes, packed, are the int8 values; a dp4a against ones sums them.
+  const uint2 packed = make_uint2(pack_i8x4((int)b[0], (int)b[1], (int)b[2], (int)b[3]),
+                                  pack_i8x4((int)b[4], (int)b[5], (int)b[6], (int)b[7]));
+  Share::put((uint2*)(q + i), packed);
+  int part = llm_dp4a(packed.y, 0x01010101u, llm_dp4a(packed.x, 0x01010101u, 0));
   // A sub-block of 16 is two lanes.
   part += __shfl_xor_sync(0xffffffffu, part, 1);
   if ((lane & 1) == 0) Share::put(bsum + sb * 16 + lane / 2, part);

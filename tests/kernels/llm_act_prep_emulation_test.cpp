@@ -179,6 +179,46 @@ TEST_P(LlmActPrepEmulation, QuantizesAsTheCpuDoes) {
   expect_as_the_cpu(c, x, w, v);
 }
 
+// Q8_K's scale follows the first value of largest magnitude: super-blocks
+// whose largest magnitude is reached more than once, by one sign or both, in
+// one lane (values 8 l .. 8 l + 7) or in several, the first of either sign
+// (and one whose largest magnitude is a lone value of each sign in turn), as
+// the CPU quantizes them.
+TEST(LlmActPrepPeaks, TiesAreBrokenAsTheCpuBreaksThem) {
+  SKIP_WITHOUT_FIBERS();
+  constexpr int kSupers = 64;
+  const PrepCase c{kActQ8K, 256, kSupers * LLM_SUPER, false};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> small(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> index(0, LLM_SUPER - 1), copies(2, 4);
+  std::vector<float> x(static_cast<size_t>(c.cols)), w(x.size(), 1.0f);
+  for (float& v : x) v = small(rng);
+  for (int sb = 0; sb < kSupers; ++sb) {
+    float* b = x.data() + sb * LLM_SUPER;
+    const float top = 2.0f + static_cast<float>(sb % 5);
+    const int first = index(rng);
+    switch (sb % 4) {
+      case 0:  // a tie in one lane: the first of the two, either sign
+        b[first & ~7] = (sb & 4) ? top : -top;
+        b[(first & ~7) + 1 + first % 7] = (sb & 4) ? -top : top;
+        break;
+      case 1:  // ties over lanes, each sign
+        for (int k = copies(rng); k > 0; --k) b[index(rng)] = (rng() & 1) ? top : -top;
+        break;
+      case 2:  // one sign only, several times
+        for (int k = copies(rng); k > 0; --k) b[index(rng)] = (sb & 4) ? top : -top;
+        break;
+      default:  // a lone peak, either sign
+        b[first] = (sb & 4) ? top : -top;
+        break;
+    }
+  }
+  std::vector<uint8_t> smem(llm_act_smem_bytes(c.kind, c.cols), 0xA5);
+  ActView v{};
+  ASSERT_EQ(prepare_kind<256>(c, x.data(), nullptr, smem, v), "");
+  expect_as_the_cpu(c, x, w, v);
+}
+
 // A cluster's preparation, one block at a time: SplitShare<n, rank> is block
 // `rank` of a cluster of n with its stores into the cluster's shared memory
 // made into its own only, each byte's writer recorded, and the blocks' partial
