@@ -116,7 +116,23 @@ struct Plan {
   bool timeline = false;  // --timeline: traced kernels, self-ordered decode
   int threads = 0;
   bool persistent = false;  // --decode persistent (else launches)
+  int context = 0;          // --ctx-size (0: the smallest that holds every test)
 };
+
+// The KV cache's positions: --ctx-size, or the fewest that hold every test
+// (and, on a GPU, the profiled and the traced steps' prompt).
+int bench_context(const Plan& plan, bool gpu) {
+  int needed = 1;
+  for (int p : plan.prompts) needed = std::max(needed, p + 1);
+  for (int n : plan.gens) needed = std::max(needed, n + 2);
+  if (gpu && (plan.profile || plan.timeline)) needed = std::max(needed, kProfilePositions + 8);
+  if (plan.context == 0) return needed;
+  if (plan.context < needed) {
+    throw UsageError("--ctx-size " + std::to_string(plan.context) + " is too small for these tests: they need " +
+                     std::to_string(needed) + " positions");
+  }
+  return plan.context;
+}
 
 void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaModel& model,
                const Plan& plan, BenchRow base, std::vector<BenchRow>& rows,
@@ -129,11 +145,7 @@ void bench_gpu(const std::string& backend, const std::string& file, llm::LlamaMo
   setup.backend = backend;
   setup.device = acc->device_name();
 
-  int context = 1;
-  for (int p : plan.prompts) context = std::max(context, p + 1);
-  for (int n : plan.gens) context = std::max(context, n + 2);
-  // The profile and the timeline decode after a prompt of kProfilePositions.
-  if (plan.profile || plan.timeline) context = std::max(context, kProfilePositions + 8);
+  const int context = bench_context(plan, true);
   llm::GpuLlamaOptions o;
   o.context = context;
   o.persistent_decode = plan.persistent;
@@ -242,10 +254,7 @@ void bench_cpu(const std::string& file, llm::LlamaModel& model, const Plan& plan
   const auto t_load = Clock::now();
   model.prefetch();
   setup.load_seconds = since(t_load);
-  int context = 1;
-  for (int p : plan.prompts) context = std::max(context, p + 1);
-  for (int n : plan.gens) context = std::max(context, n + 2);
-  llm::KvCache cache = model.make_cache(context);
+  llm::KvCache cache = model.make_cache(bench_context(plan, false));
   setup.kv_bytes = cache.bytes();
   const uint32_t vocab = model.config().n_vocab;
   std::vector<float> logits;
@@ -297,6 +306,7 @@ ArgParser make_parser() {
       .option("backend", "NAME[,NAME...]", "nv, cuda, cpu or auto (nv when a GPU is present)",
               "auto")
       .option("threads", "N", "CPU threads (cpu backend, weight repacking)", "", 't')
+      .option("ctx-size", "N", "KV cache positions (default: the fewest that hold the tests)", "", 'c')
       .option("json", "PATH", "also write the results as JSON")
       .option("decode", "MODE",
               "GPU decode step: launches (one per fused kernel) or persistent (one launch, sm_90 and newer)",
@@ -328,6 +338,11 @@ int run_bench(const Args& args) {
   plan.profile = r.flag("profile");
   plan.timeline = r.flag("timeline");
   plan.threads = thread_count_option(r);
+  if (!r.get("ctx-size").empty()) {
+    const int64_t c = r.get_int("ctx-size");
+    if (c < 1 || c > (1 << 20)) throw UsageError("--ctx-size must be 1 to 1048576");
+    plan.context = static_cast<int>(c);
+  }
   const std::string decode = r.get("decode");
   if (decode != "persistent" && decode != "launches") {
     throw UsageError("--decode takes persistent or launches, not '" + decode + "'");

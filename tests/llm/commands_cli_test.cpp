@@ -142,6 +142,22 @@ TEST_F(CommandsCli, BenchPrintsTheTableAndJsonAndRefusesBadRequests) {
   const std::string doc = slurp(json);
   EXPECT_TRUE(has(doc, "\"test\": \"tg4\"")) << doc;
   EXPECT_TRUE(has(doc, "\"timeline\": {\"step_us\": 0, \"classes\": []}")) << doc;
+
+  // --ctx-size sets the KV cache's positions; fewer than the tests need is refused.
+  const Result small = nvhcq({"bench", "-m", model, "-p", "8", "-n", "4", "-c", "8", "--backend", "cpu"});
+  EXPECT_EQ(small.rc, 2);
+  EXPECT_TRUE(has(small.err, "need 9 positions")) << small.err;
+  auto kv_bytes = [&](const std::string& ctx) {
+    const Result k = nvhcq({"bench", "-m", model, "-p", "0", "-n", "2", "-r", "1", "-c", ctx, "--backend", "cpu",
+                            "--json", json});
+    EXPECT_EQ(k.rc, 0) << k.err;
+    const std::string text = slurp(json);
+    const size_t at = text.find("\"kv_cache_bytes\": ");
+    return at == std::string::npos ? 0ull : std::stoull(text.substr(at + 18));
+  };
+  const unsigned long long kv32 = kv_bytes("32"), kv64 = kv_bytes("64");
+  EXPECT_GT(kv32, 0ull);
+  EXPECT_EQ(kv64, 2 * kv32);
 }
 
 TEST_F(CommandsCli, RunStreamsDeterministicGreedyTextWithTimings) {
