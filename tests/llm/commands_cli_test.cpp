@@ -151,9 +151,9 @@ TEST_F(CommandsCli, BenchPrintsTheTableAndJsonAndRefusesBadRequests) {
     const Result k = nvhcq({"bench", "-m", model, "-p", "0", "-n", "2", "-r", "1", "-c", ctx, "--backend", "cpu",
                             "--json", json});
     EXPECT_EQ(k.rc, 0) << k.err;
-    const std::string text = slurp(json);
-    const size_t at = text.find("\"kv_cache_bytes\": ");
-    return at == std::string::npos ? 0ull : std::stoull(text.substr(at + 18));
+    const std::string text = slurp(json), key = "\"kv_cache_bytes\": ";
+    const size_t at = text.find(key);
+    return at == std::string::npos ? 0ull : std::stoull(text.substr(at + key.size()));
   };
   const unsigned long long kv32 = kv_bytes("32"), kv64 = kv_bytes("64");
   EXPECT_GT(kv32, 0ull);
