@@ -432,6 +432,46 @@ TEST_P(GpuLlmAttention, SelfOrderedDecodeChangesSpeedNotResults) {
   }
 }
 
+// The decode step kept of those timed on several scratches at load
+// (GpuLlamaOptions::decode_scratches): the same kernels on other buffers, so
+// the tokens and logits of one scratch, to the bit, short and past one
+// split's positions; the scratches not kept are released before the model is
+// ready; bad counts are refused before anything is uploaded.
+TEST_P(GpuLlmAttention, DecodeScratchesChangeSpeedNotResults) {
+  cpu::ThreadPool pool(2);
+  const SavedEnv env("NVHCQ_DECODE_SCRATCHES");
+  for (const ModelCase& mc : kSettingModels) {
+    auto model = LlamaModel::open(model_file(mc));
+    auto decode = [&](int scratches, const std::string& order, uint64_t* bytes) {
+      GpuLlamaOptions o;
+      o.context = 320;
+      o.decode_scratches = scratches;
+      o.self_ordered_decode = order;
+      GpuLlama gpu(*model, *acc_, pool, o);
+      *bytes = gpu.device_bytes();
+      return decode_after_long_prompt(gpu);
+    };
+    uint64_t one_bytes = 0;
+    const auto one = decode(1, "on", &one_bytes);
+    for (const auto& [scratches, order] :
+         {std::pair<int, const char*>{4, "on"}, std::pair<int, const char*>{8, "auto"}}) {
+      uint64_t bytes = 0;
+      const auto other = decode(scratches, order, &bytes);
+      const std::string what = case_name(mc) + " " + std::to_string(scratches) + " " + order;
+      EXPECT_EQ(bytes, one_bytes) << what;
+      EXPECT_EQ(other.tokens, one.tokens) << what;
+      ASSERT_EQ(other.logits.size(), one.logits.size());
+      EXPECT_EQ(relative_difference(other.logits, one.logits), 0.0) << what;
+    }
+    for (int bad : {0, GpuLlamaOptions::kMaxDecodeScratches + 1}) {
+      GpuLlamaOptions o{64};
+      o.decode_scratches = bad;
+      EXPECT_THROW(GpuLlama(*model, *acc_, pool, o), UsageError) << bad;
+    }
+    expect_env_refused(*acc_, *model, pool, "NVHCQ_DECODE_SCRATCHES", {"0", "9", "four"});
+  }
+}
+
 // Hand-offs (kernels/llm_handoff.cuh): the attention hands Wo its input
 // quantized (Q8_0/Q8_1 groups; Q8_K super-blocks by clusters of heads, or past
 // one split's positions by the last head merged), gate/up hands down its

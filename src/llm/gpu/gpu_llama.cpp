@@ -1,7 +1,6 @@
 #include "llm/gpu/gpu_llama.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -11,7 +10,6 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "base/log.h"
-#include "base/median.h"
 #include "kernels/gemm_plan.h"
 #include "kernels/llm_jobs.cuh"
 #include "llm/gpu/gpu_scratch.h"
@@ -22,10 +20,6 @@
 namespace nvhcq::llm {
 
 namespace {
-// How long choose_decode_order() keeps the GPU busy before it times anything.
-constexpr int kOrderWarmUpMs = 300;
-// Rounds it then times, each order once a round (A B, B A, A B, ...).
-constexpr int kOrderRounds = 8;
 // The SM carve-out (KiB) a decode step's launches ask for on nv and sm_90:
 // decode was faster with it than with 164, 228 or the launches' own 32-64
 // (GpuLlamaOptions::decode_carveout_kib).
@@ -56,6 +50,16 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
   }
   if (const auto n = env_integer("NVHCQ_ONE_SPLIT_STEP", 0, 1)) options_.one_split_step = *n != 0;
   if (const auto n = env_integer("NVHCQ_SELF_ORDERED_DECODE", 0, 1)) options_.self_ordered_decode = *n ? "on" : "off";
+  if (const auto n = env_integer("NVHCQ_DECODE_SCRATCHES", 1, GpuLlamaOptions::kMaxDecodeScratches)) {
+    options_.decode_scratches = static_cast<int>(*n);
+  }
+  if (options_.decode_scratches == -1) {
+    options_.decode_scratches = acc_.backend() == "nv" ? GpuLlamaOptions::kDecodeScratchesNv : 1;
+  }
+  if (options_.decode_scratches < 1 || options_.decode_scratches > GpuLlamaOptions::kMaxDecodeScratches) {
+    throw UsageError("a decode step is timed on 1 to " + std::to_string(GpuLlamaOptions::kMaxDecodeScratches) +
+                     " scratches, not " + std::to_string(options_.decode_scratches));
+  }
   if (options_.self_ordered_decode != "auto" && options_.self_ordered_decode != "on" &&
       options_.self_ordered_decode != "off") {
     throw UsageError("self-ordered decode is 'auto', 'on' or 'off', not '" + options_.self_ordered_decode + "'");
@@ -111,13 +115,12 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
                                                       : static_cast<int>(2 * acc_.sm_count()) / units,
                        1, LLM_ATTN_MAX_SPLITS);
 
-  s_ = std::make_unique<Scratch>();
-  scratch_ = s_->allocate_decode(acc_, c, options_.context, splits_);
   // The RoPE table holds the CPU path's own cos/sin values for every position.
   const Rope rope(c, model.weights().rope_freq_factors);
-  std::vector<float> table(static_cast<size_t>(options_.context) * c.n_rot);
-  for (int p = 0; p < options_.context; ++p) rope.angles(p, table.data() + static_cast<size_t>(p) * c.n_rot);
-  s_->upload_rope(acc_, *scratch_, table);
+  std::vector<float> rope_table(static_cast<size_t>(options_.context) * c.n_rot);
+  for (int p = 0; p < options_.context; ++p) rope.angles(p, rope_table.data() + static_cast<size_t>(p) * c.n_rot);
+  s_ = std::make_unique<Scratch>();
+  scratch_ = allocate_decode_scratch(*s_, rope_table);
 
   // Batched prefill: every layer matrix has a tensor-core path, in one
   // activation type (bf16 for BF16 weights, f16 otherwise).
@@ -137,11 +140,11 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
 
   build_decode_step();
   graph_ = capture(step_);
-  if (!persistent_ && options_.self_ordered_decode == "auto") choose_decode_order();
-  if (!persistent_ && splits_ > 1 && options_.one_split_step) {
+  if (!persistent_ && has_one_split_step()) {
     short_step_ = decode_launches(self_ordered_, 1);
     short_graph_ = capture(short_step_);
   }
+  if (!persistent_) choose_decode_step(rope_table);
 }
 
 bool GpuLlama::one_split_at(int pos) const {
@@ -171,46 +174,6 @@ std::unique_ptr<gpu::Graph> GpuLlama::capture(const std::vector<StepLaunch>& lau
   return acc_.end_capture();
 }
 
-void GpuLlama::choose_decode_order() {
-  // Steps from position 0 of a cache nothing has used yet: the rows they
-  // append are written again before anything reads them.
-  const int replays = std::min(8, options_.context - 1);
-  if (replays < 1) return;
-  std::vector<StepLaunch> ordered = decode_launches(false);
-  std::unique_ptr<gpu::Graph> ordered_graph = capture(ordered);
-  auto time_ms = [&](int which) {
-    gpu::Graph& g = which == 0 ? *graph_ : *ordered_graph;
-    write_state(0, 0);
-    const gpu::TimePoint t0 = acc_.record_time();
-    for (int i = 0; i < replays; ++i) acc_.replay(g);
-    const gpu::TimePoint t1 = acc_.record_time();
-    acc_.synchronize();
-    return acc_.elapsed_ms(t0, t1);
-  };
-  // A warm-up (code, constants, clocks), then rounds in the order A B B A A B
-  // B A ...: the GPU's clocks follow its load, and a steady drift favours neither
-  // (timed strictly alternating, the second of each pair won on a cold GPU).
-  // The warm-up lasts long enough for the clocks to rise (about a second of
-  // load from idle, docs/perf-notes.md): with four rounds only (~30 ms), the
-  // first model of a process still picked stream order on a cold H200.
-  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kOrderWarmUpMs);
-  for (int i = 0; i < 4 || std::chrono::steady_clock::now() < warm_until; ++i) time_ms(i % 2);
-  // Each order's median round: one disturbed round (a clock step, another
-  // process) does not decide (with sums, the first model of a process on a
-  // cold H200 once picked stream order, 10% slower there).
-  std::vector<double> ms[2];
-  for (int round = 0; round < kOrderRounds; ++round) {
-    const int first = round % 2;
-    ms[first].push_back(time_ms(first));
-    ms[1 - first].push_back(time_ms(1 - first));
-  }
-  if (median(ms[1]) < median(ms[0])) {
-    step_ = std::move(ordered);
-    graph_ = std::move(ordered_graph);
-    self_ordered_ = false;
-  }
-}
-
 uint64_t GpuLlama::decode_weight_bytes() const {
   auto bytes = [](const GpuMatrix& m) { return gpu_matrix_layout(m.type, m.desc.rows, m.desc.cols).total_bytes(); };
   uint64_t total = bytes(weights_->output);
@@ -220,13 +183,15 @@ uint64_t GpuLlama::decode_weight_bytes() const {
   return total;
 }
 
-void GpuLlama::write_state(int32_t token, int32_t pos) {
+void GpuLlama::write_state(int32_t token, int32_t pos) { write_state_at(*scratch_, s_->state, token, pos); }
+
+void GpuLlama::write_state_at(const gpu::DeviceMemory& scratch, uint64_t state, int32_t token, int32_t pos) {
   LlmStepState st{};
   st.token = token;
   st.pos = pos;
   // Not the chain's count: it only grows, which keeps tags unique
   // (llm_tagged.cuh). The trace address is written with the trace.
-  acc_.upload(*scratch_, s_->state - scratch_->va(), &st, offsetof(LlmStepState, chain_done));
+  acc_.upload(scratch, state - scratch.va(), &st, offsetof(LlmStepState, chain_done));
 }
 
 void GpuLlama::launch_all(const std::vector<StepLaunch>& launches) {

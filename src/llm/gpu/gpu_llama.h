@@ -80,6 +80,19 @@ struct GpuLlamaOptions {
   // orders timed when the model is loaded, the faster kept: self-ordered wins
   // where a step is many short launches, docs/perf-notes.md).
   std::string self_ordered_decode = "auto";
+  // Decode scratches (the step's work buffers, GpuLlama::Scratch) a
+  // self-ordered step is timed on when the model is loaded, each a separate
+  // allocation, the fastest kept: 1 to 8, or -1 for the measured choice: 8 on
+  // nv, 1 elsewhere (the cuda backend keeps its stream-ordered step, and
+  // timing more self-ordered ones only made its loads longer).
+  // NVHCQ_DECODE_SCRATCHES overrides it. Where the step state's counter and
+  // the vectors every block reads land in memory moved 8B Q4_K_M decode on
+  // the H200 by up to 1.5%, in no order a layout rule could follow; the best
+  // of eight decoded it 0.55-0.6% faster than the first alone on three H200s,
+  // the best of four no faster. Each candidate adds 6 x 8 steps to the load
+  // (docs/perf-notes.md).
+  static constexpr int kMaxDecodeScratches = 8, kDecodeScratchesNv = 8;
+  int decode_scratches = -1;
   // Matrix-vector products whose warps load their first weights before the
   // block waits for the launches ahead and prepares its activations
   // (llm_matvec.cu's matvec_early): "on" wherever a kernel has the weights'
@@ -207,6 +220,8 @@ class GpuLlama {
   // Whether the token at position `pos` is run by the step launched with one
   // attention split (GpuLlamaOptions::one_split_step).
   bool one_split_at(int pos) const;
+  // Whether short contexts have a step of their own (one_split_at).
+  bool has_one_split_step() const { return splits_ > 1 && options_.one_split_step; }
   // Whether its Q/K/V launch tags its outputs for the attention (llm_tagged.cuh).
   bool tags_qkv() const { return !persistent_ && tags_qkv(self_ordered_); }
   const std::string& persistent_refusal() const { return persistent_refusal_; }
@@ -243,9 +258,13 @@ class GpuLlama {
   const std::vector<StepLaunch>& step_at(int pos) const { return one_split_at(pos) ? short_step_ : step_; }
   gpu::Graph& graph_at(int pos) { return one_split_at(pos) ? *short_graph_ : *graph_; }
   std::unique_ptr<gpu::Graph> capture(const std::vector<StepLaunch>& launches);
-  // "auto": times the self-ordered step against the stream-ordered one and
-  // keeps the faster.
-  void choose_decode_order();
+  // A scratch allocation of the decode step's work buffers, with the RoPE
+  // table uploaded, its addresses in `s` (decode fields only).
+  std::unique_ptr<gpu::DeviceMemory> allocate_decode_scratch(Scratch& s, const std::vector<float>& rope_table);
+  // Times the self-ordered step on options_.decode_scratches scratches and,
+  // for "auto", the stream-ordered one, and keeps the fastest
+  // (gpu_llama_choice.cpp).
+  void choose_decode_step(const std::vector<float>& rope_table);
   // The phases of the persistent step; an empty string, or why it cannot run.
   std::string build_persistent_step();
   std::string add_matvec_phases(std::vector<LlmStepPhase>& out, std::vector<std::string>& names,
@@ -295,6 +314,7 @@ class GpuLlama {
   std::vector<StepLaunch> prefill_launches(int n) const;
   void prefill(std::span<const int32_t> tokens);
   void write_state(int32_t token, int32_t pos);
+  void write_state_at(const gpu::DeviceMemory& scratch, uint64_t state, int32_t token, int32_t pos);
   void launch_all(const std::vector<StepLaunch>& launches);
 
   ModelConfig config_;
