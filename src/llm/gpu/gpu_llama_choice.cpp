@@ -20,7 +20,6 @@
 
 #include "base/log.h"
 #include "base/median.h"
-#include "kernels/llm_jobs.cuh"
 #include "llm/gpu/gpu_llama.h"
 #include "llm/gpu/gpu_scratch.h"
 
