@@ -89,8 +89,8 @@ struct GpuLlamaOptions {
   // the vectors every block reads land in memory moved 8B Q4_K_M decode on
   // the H200 by up to 1.5%, in no order a layout rule could follow; the best
   // of eight decoded it 0.55-0.6% faster than the first alone on three H200s,
-  // the best of four no faster. Each candidate adds 6 x 8 steps to the load
-  // (docs/perf-notes.md).
+  // the best of four no faster. Each candidate adds six rounds of up to eight
+  // steps, about 16 ms each, to the load (docs/perf-notes.md).
   static constexpr int kMaxDecodeScratches = 8, kDecodeScratchesNv = 8;
   int decode_scratches = -1;
   // Matrix-vector products whose warps load their first weights before the
@@ -259,8 +259,9 @@ class GpuLlama {
   gpu::Graph& graph_at(int pos) { return one_split_at(pos) ? *short_graph_ : *graph_; }
   std::unique_ptr<gpu::Graph> capture(const std::vector<StepLaunch>& launches);
   // A scratch allocation of the decode step's work buffers, with the RoPE
-  // table uploaded, its addresses in `s` (decode fields only).
-  std::unique_ptr<gpu::DeviceMemory> allocate_decode_scratch(Scratch& s, const std::vector<float>& rope_table);
+  // table's first `rope_floats` uploaded, its addresses in `s` (decode fields only).
+  std::unique_ptr<gpu::DeviceMemory> allocate_decode_scratch(Scratch& s, const std::vector<float>& rope_table,
+                                                             size_t rope_floats = SIZE_MAX);
   // Times the self-ordered step on options_.decode_scratches scratches and,
   // for "auto", the stream-ordered one, and keeps the fastest
   // (gpu_llama_choice.cpp).

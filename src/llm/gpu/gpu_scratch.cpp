@@ -49,9 +49,13 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_decode(gpu::Accel
   step_times = l.take(8 * max_step_times(c));
   auto mem = acc.alloc(l.size());
   // Zeros to start with: the attention counters and the barrier counter must
-  // be, and the tagged values (no tag is 0 before the count has wrapped).
-  const std::vector<uint8_t> zeros(l.size(), 0);
-  acc.upload(*mem, 0, zeros.data(), zeros.size());
+  // be, and the tagged values (no tag is 0 before the count has wrapped). The
+  // RoPE table's rows are uploaded as they are needed (upload_rope): at long
+  // contexts it is most of the allocation.
+  const uint64_t rope_end = rope + 4ull * context * c.n_rot;
+  const std::vector<uint8_t> zeros(std::max(rope, l.size() - rope_end), 0);
+  acc.upload(*mem, 0, zeros.data(), rope);
+  acc.upload(*mem, rope_end, zeros.data(), l.size() - rope_end);
   for (uint64_t* a : {&state, &x, &qkv, &qkv_tagged, &attn, &h, &gate, &up, &logits, &partial, &counters, &history,
                       &rope, &step_barrier, &step_times}) {
     *a += mem->va();
@@ -85,8 +89,8 @@ std::unique_ptr<gpu::DeviceMemory> GpuLlama::Scratch::allocate_batch(gpu::Accele
 }
 
 void GpuLlama::Scratch::upload_rope(gpu::Accelerator& acc, const gpu::DeviceMemory& decode,
-                                    const std::vector<float>& table) {
-  acc.upload(decode, rope - decode.va(), table.data(), table.size() * sizeof(float));
+                                    const std::vector<float>& table, size_t floats) {
+  acc.upload(decode, rope - decode.va(), table.data(), std::min(floats, table.size()) * sizeof(float));
 }
 
 }  // namespace nvhcq::llm

@@ -3,6 +3,7 @@
 // reads and writes (one allocation), and of the batch buffers a prefill uses
 // (another, sized for the prefill batch).
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -51,7 +52,10 @@ struct GpuLlama::Scratch {
   std::unique_ptr<gpu::DeviceMemory> allocate_decode(gpu::Accelerator& acc, const ModelConfig& c, int context,
                                                      int splits);
   std::unique_ptr<gpu::DeviceMemory> allocate_batch(gpu::Accelerator& acc, const ModelConfig& c, int tokens);
-  void upload_rope(gpu::Accelerator& acc, const gpu::DeviceMemory& decode, const std::vector<float>& table);
+  // The first `floats` of the RoPE table (all of it by default): a position's
+  // row is n_rot of them.
+  void upload_rope(gpu::Accelerator& acc, const gpu::DeviceMemory& decode, const std::vector<float>& table,
+                   size_t floats = SIZE_MAX);
 };
 
 }  // namespace nvhcq::llm
