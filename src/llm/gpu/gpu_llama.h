@@ -90,7 +90,7 @@ struct GpuLlamaOptions {
   // the H200 by up to 1.5%, in no order a layout rule could follow; the best
   // of eight decoded it 0.55-0.6% faster than the first alone on three H200s,
   // the best of four no faster. Each candidate adds six rounds of up to eight
-  // steps, about 16 ms each, to the load (docs/perf-notes.md).
+  // steps (about 16 ms a round) to the load (docs/perf-notes.md).
   static constexpr int kMaxDecodeScratches = 8, kDecodeScratchesNv = 8;
   int decode_scratches = -1;
   // Matrix-vector products whose warps load their first weights before the

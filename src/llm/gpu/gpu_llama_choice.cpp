@@ -36,7 +36,7 @@ constexpr int kChoiceRounds = 6;
 // How long a candidate's round lasts, about: the steps it replays from
 // position 0 are as many as fit, 2 to kChoiceReplays, as the warm-up timed
 // them. Eight steps of 8B Q4_K_M fit (1.7 ms each on the H200), four of 8B
-// F16 (3.9 ms), which halves that model's timed rounds (nine candidates: 1.7
+// F16 (3.8 ms), which halves that model's timed rounds (nine candidates: 1.7
 // s of its load at eight). A round is about as precise either way: it is
 // about as long.
 constexpr double kChoiceRoundMs = 16.0;
