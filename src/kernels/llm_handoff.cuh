@@ -17,10 +17,11 @@
 // 256 / head_dim query heads of one attention launch: the decode blocks of
 // those heads run as one thread-block cluster and exchange their largest
 // magnitudes through distributed shared memory (attention_head_handoff_q8k,
-// llm_attention.cu). No gate/up block holds a super-block of the SwiGLU
-// output, which stays prepared by down's blocks; a scale per group of 32
-// (faster: 1B Q6_K 1,966 against 1,890 tok/s) changed greedy tokens against
-// the CPU's (docs/perf-notes.md).
+// llm_attention.cu). No block of llm_matvec.cu's gate/up kernels holds a
+// super-block of the SwiGLU output (a scale per group of 32 instead, faster:
+// 1B Q6_K 1,966 against 1,890 tok/s, changed greedy tokens against the
+// CPU's; docs/perf-notes.md); the clustered gate/up kernels
+// (llm_swiglu_cluster.cu) hand it over from clusters that own one each.
 #pragma once
 
 #include "gemm_prims.cuh"  // dynamic_smem

@@ -475,8 +475,9 @@ TEST_P(GpuLlmAttention, DecodeScratchesChangeSpeedNotResults) {
 // Hand-offs (kernels/llm_handoff.cuh): the attention hands Wo its input
 // quantized (Q8_0/Q8_1 groups; Q8_K super-blocks by clusters of heads, or past
 // one split's positions by the last head merged), gate/up hands down its
-// input (Q8_0/Q8_1). The arithmetic is the preparation's, so the tokens and
-// logits are those without hand-offs, to the bit, in a short context and
+// input (Q8_0/Q8_1; Q8_K super-blocks by clusters of gate/up blocks,
+// llm_swiglu_cluster.cu). The arithmetic is the preparation's, so the tokens
+// and logits are those without hand-offs, to the bit, in a short context and
 // past 256 positions.
 TEST_P(GpuLlmAttention, HandoffsChangeSpeedNotResults) {
   cpu::ThreadPool pool(2);
@@ -488,6 +489,7 @@ TEST_P(GpuLlmAttention, HandoffsChangeSpeedNotResults) {
       o.context = 320;
       o.decode_handoff = handoff;
       o.self_ordered_decode = "on";  // (the Q/K/V launch tags its outputs in a self-ordered step only)
+      o.swiglu_clusters = "on";      // (whatever the share of the GPU's block slots the clusters fill)
       GpuLlama gpu(*model, *acc_, pool, o);
       const std::vector<std::string> kernels = gpu.step_kernels();
       auto has = [&](const std::string& part) {
@@ -500,6 +502,10 @@ TEST_P(GpuLlmAttention, HandoffsChangeSpeedNotResults) {
                 (handoff & GpuLlamaOptions::kHandoffWo) != 0 && (!q8k || sm_version(acc_->arch()) >= 0x900))
           << case_name(mc) << ": the attention's kernel";
       EXPECT_EQ(gpu.tags_qkv(), (handoff & GpuLlamaOptions::kHandoffAttention) != 0) << case_name(mc);
+      // (Q8_K super-blocks of the SwiGLU output from clusters: Q4_K or Q6_K gate and up rows, sm_90 and newer.)
+      EXPECT_EQ(has("swiglu_q8k_handoff"),
+                (handoff & GpuLlamaOptions::kHandoffDown) != 0 && q8k && sm_version(acc_->arch()) >= 0x900)
+          << case_name(mc) << ": gate/up's kernel";
       if (long_prompt) return decode_after_long_prompt(gpu);
       DecodeRun r;
       gpu.forward(prompt_tokens(5, gpu.config().n_vocab));
@@ -518,6 +524,8 @@ TEST_P(GpuLlmAttention, HandoffsChangeSpeedNotResults) {
       EXPECT_EQ(relative_difference(handed.logits, plain.logits), 0.0) << what;
     }
   }
+  auto model = LlamaModel::open(model_file(ModelCase{"llama", LlamaFtype::MOSTLY_Q6_K}));
+  expect_env_refused(*acc_, *model, pool, "NVHCQ_SWIGLU_CLUSTERS", {"2", "on"});
 }
 
 // The batched prefill against the same prompt run token by token on the GPU:

@@ -70,6 +70,11 @@ GpuLlama::GpuLlama(const LlamaModel& model, gpu::Accelerator& acc, cpu::ThreadPo
                      options_.early_loads + "'");
   }
   if (const auto n = env_integer("NVHCQ_DECODE_HANDOFF", 0, 7)) options_.decode_handoff = static_cast<int>(*n);
+  if (const auto n = env_integer("NVHCQ_SWIGLU_CLUSTERS", 0, 1)) options_.swiglu_clusters = *n ? "on" : "off";
+  if (options_.swiglu_clusters != "auto" && options_.swiglu_clusters != "on" && options_.swiglu_clusters != "off") {
+    throw UsageError("gate/up clusters are 'auto', 'on' or 'off' (NVHCQ_SWIGLU_CLUSTERS), not '" +
+                     options_.swiglu_clusters + "'");
+  }
   if (const auto n = env_integer("NVHCQ_MATVEC_BUILDS", 0, 3)) options_.matvec_builds = static_cast<int>(*n);
   if (const auto n = env_integer("NVHCQ_DECODE_CARVEOUT_KIB", 0, 1024)) {
     options_.decode_carveout_kib = static_cast<int>(*n);

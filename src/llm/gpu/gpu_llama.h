@@ -111,6 +111,17 @@ struct GpuLlamaOptions {
   // (kHandoffAttention, llm_tagged.cuh). NVHCQ_DECODE_HANDOFF; 0 for none.
   static constexpr int kHandoffWo = 1, kHandoffDown = 2, kHandoffAttention = 4;
   int decode_handoff = kHandoffWo | kHandoffDown | kHandoffAttention;
+  // Gate/up handing its output to down as Q8_K super-blocks from thread-block
+  // clusters that each own one (llm_swiglu_cluster.cu), where decode_handoff
+  // has kHandoffDown, the GPU is sm_90 or newer, gate and up are Q4_K or Q6_K
+  // rows of one format, down's activations are Q8_K and n_ff is a multiple of
+  // 256: "on" wherever that holds (clusters of eight where they fit in the
+  // GPU's block slots, else of four), "off", or "auto": in a self-ordered step,
+  // clusters of four where they fill three quarters of the slots or more
+  // (8B: 224 blocks of the H200's 264). On the H200 8B Q4_K_M decoded 0.25%
+  // and 8B Q6_K 1.4% faster so, with the same tokens; 1B Q6_K in clusters of
+  // eight 16% slower (NVHCQ_SWIGLU_CLUSTERS=1|0; docs/perf-notes.md).
+  std::string swiglu_clusters = "auto";
   // The SM carve-out (KiB of shared memory) every launch of a decode step asks
   // for at least (gpu::LaunchDims::min_carveout_kib): 0 for each launch's own,
   // or -1 for the measured choice: 196 on nv and sm_90, where decode was
@@ -254,6 +265,10 @@ class GpuLlama {
   // The launches of a decode step, chained (self-ordered) or in stream order,
   // with `splits` attention blocks a unit (0: splits_).
   std::vector<StepLaunch> decode_launches(bool chained, int splits = 0) const;
+  // The cluster size of layer L's gate/up handing its output to down as Q8_K
+  // in a step of self-ordered (`chained`) launches or not
+  // (GpuLlamaOptions::swiglu_clusters); 0: none.
+  int swiglu_cluster(const GpuLayer& L, bool chained) const;
   // The step that runs the token at `pos` (one_split_at): its launches and graph.
   const std::vector<StepLaunch>& step_at(int pos) const { return one_split_at(pos) ? short_step_ : step_; }
   gpu::Graph& graph_at(int pos) { return one_split_at(pos) ? *short_graph_ : *graph_; }
@@ -291,6 +306,9 @@ class GpuLlama {
   std::vector<MatvecGroup> matvec_groups(const std::vector<const GpuMatrix*>& segments,
                                          const std::vector<uint64_t>& biases, uint64_t in, uint64_t norm,
                                          uint64_t out_va, bool swiglu) const;
+  // Layer L's gate/up in clusters of `cluster` blocks, its output handed to
+  // down (llm_swiglu_cluster.cu, swiglu_cluster).
+  void add_swiglu_cluster(std::vector<StepLaunch>& out, const GpuLayer& L, int cluster, StepChain& chain) const;
   // A decode product may take its input handed over by the launch before
   // (in_handoff), and a swiglu product may hand its output over as the next
   // product's activations (out_handoff, LLM_HANDOFF_*; llm_handoff.cuh):

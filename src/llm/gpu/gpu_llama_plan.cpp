@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "kernels/llm_jobs.cuh"
 #include "kernels/llm_matvec_tuning.cuh"
+#include "kernels/llm_swiglu_cluster.cuh"
 #include "llm/gpu/gpu_llama.h"
 #include "llm/gpu/gpu_scratch.h"
 #include "llm/gpu/matvec_rows.h"
@@ -354,6 +355,47 @@ int GpuLlama::handoff_for(const GpuMatrix& m, int which) const {
   return act == kActQ8K && which == GpuLlamaOptions::kHandoffWo && fits ? LLM_HANDOFF_Q8K : LLM_HANDOFF_NONE;
 }
 
+int GpuLlama::swiglu_cluster(const GpuLayer& L, bool chained) const {
+  if (options_.swiglu_clusters == "off" || (options_.decode_handoff & GpuLlamaOptions::kHandoffDown) == 0 ||
+      sm_version(acc_.arch()) < 0x900) {
+    return 0;
+  }
+  const int gate = L.gate.desc.format;
+  if ((gate != kGpuQ4_K && gate != kGpuQ6_K) || L.up.desc.format != gate ||
+      llm_act_kind(L.down.desc.format) != kActQ8K || config_.n_ff % LLM_SUPER != 0 ||
+      llm_swiglu_cluster_smem_bytes(static_cast<int>(config_.n_embd)) > kMaxDynamicShared) {
+    return 0;
+  }
+  const uint64_t supers = config_.n_ff / LLM_SUPER;
+  const uint64_t slots = static_cast<uint64_t>(acc_.sm_count()) * LLM_SWIGLU_CLUSTER_BLOCKS_PER_SM;
+  if (options_.swiglu_clusters == "on") return supers * 8 <= slots ? 8 : supers * 4 <= slots ? 4 : 0;
+  return chained && supers * 4 <= slots && 4 * (supers * 4) >= 3 * slots ? 4 : 0;
+}
+
+void GpuLlama::add_swiglu_cluster(std::vector<StepLaunch>& out, const GpuLayer& L, int cluster,
+                                  StepChain& chain) const {
+  const ModelConfig& c = config_;
+  LlmMatvecJob job{};
+  job.m[0] = L.gate.desc;
+  job.m[1] = L.up.desc;
+  job.segments = 2;
+  job.cols = static_cast<int32_t>(c.n_embd);
+  job.rows = static_cast<int32_t>(c.n_ff);
+  job.in = s_->x;
+  job.norm = L.ffn_norm;
+  job.out = s_->h;  // (kActQ8K's layout of n_ff values: less than n_ff floats)
+  job.state = s_->state;
+  job.eps = c.rms_eps;
+  job.rows_per_warp = cluster == 4 ? 1 : 2;  // (the kernels' R)
+  gpu::LaunchDims d;
+  d.block[0] = LLM_SWIGLU_CLUSTER_THREADS;
+  d.grid[0] = static_cast<uint32_t>(c.n_ff / LLM_SUPER) * static_cast<uint32_t>(cluster);
+  d.dynamic_shared_bytes = llm_swiglu_cluster_smem_bytes(job.cols);
+  job.chain = chain.next(d);
+  out.push_back(
+      StepLaunch{"ffn_gate_up", &kernels_.swiglu_cluster(cluster), gpu::KernelArgs().add(job), d, chain.chained()});
+}
+
 std::vector<StepLaunch> GpuLlama::decode_launches(bool chained, int splits) const {
   if (splits <= 0) splits = splits_;
   const ModelConfig& c = config_;
@@ -399,7 +441,10 @@ std::vector<StepLaunch> GpuLlama::decode_launches(bool chained, int splits) cons
     add_matvec(step, "wo", {&L.wo}, {}, s_->attn, 0, s_->x, "add", &chain, LLM_HANDOFF_NONE,
                aj.out_handoff != LLM_HANDOFF_NONE);
     bool down_handoff = false;
-    if (llm_act_kind(L.gate.desc.format) == llm_act_kind(L.up.desc.format)) {
+    if (const int cluster = swiglu_cluster(L, chained)) {
+      add_swiglu_cluster(step, L, cluster, chain);
+      down_handoff = true;
+    } else if (llm_act_kind(L.gate.desc.format) == llm_act_kind(L.up.desc.format)) {
       down_handoff = add_matvec(step, "ffn_gate_up", {&L.gate, &L.up}, {}, s_->x, L.ffn_norm, s_->h, "swiglu",
                                 &chain, handoff_for(L.down, GpuLlamaOptions::kHandoffDown));
     } else {

@@ -47,6 +47,10 @@ class LlmKernels {
   const gpu::Kernel& embed_tokens() { return get("llm_step.cu", "embed_tokens"); }
   const gpu::Kernel& finish_step() { return get("llm_step.cu", "finish_step"); }
   const gpu::Kernel& swiglu() { return get("llm_step.cu", "swiglu_f32"); }
+  // Gate/up handing a Q8_K output over from clusters of `cluster` (4 or 8) blocks (llm_swiglu_cluster.cu).
+  const gpu::Kernel& swiglu_cluster(int cluster) {
+    return get("llm_swiglu_cluster.cu", "swiglu_q8k_handoff_c" + std::to_string(cluster));
+  }
   const gpu::Kernel& rmsnorm_rows() { return get("llm_step.cu", "rmsnorm_rows"); }
   const gpu::Kernel& add_splits_rmsnorm_rows() { return get("llm_step.cu", "add_splits_rmsnorm_rows"); }
 
