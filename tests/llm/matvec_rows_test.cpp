@@ -98,6 +98,23 @@ TEST(MatvecRows, AWantedCountIsTakenWhereItFits) {
   }
 }
 
+TEST(MatvecRows, GateUpClustersWhereTheyFillTheGpu) {
+  // "auto": clusters of four in a self-ordered step, 3/4 of the slots or more.
+  EXPECT_EQ(swiglu_cluster_size("auto", true, 56, kMaxBlocks), 4);   // 8B: 224 of 264
+  EXPECT_EQ(swiglu_cluster_size("auto", false, 56, kMaxBlocks), 0);  // stream order
+  EXPECT_EQ(swiglu_cluster_size("auto", true, 50, kMaxBlocks), 4);   // 200 of 264
+  EXPECT_EQ(swiglu_cluster_size("auto", true, 49, kMaxBlocks), 0);   // 196 of 264
+  EXPECT_EQ(swiglu_cluster_size("auto", true, 32, kMaxBlocks), 0);   // 1B: 128 of 264
+  EXPECT_EQ(swiglu_cluster_size("auto", true, 56, 216), 0);          // 8B on 108 SMs: more than one wave
+  EXPECT_EQ(swiglu_cluster_size("auto", true, 66, kMaxBlocks), 4);   // every slot
+  // "on": eight where they fit, else four; "off" none.
+  EXPECT_EQ(swiglu_cluster_size("on", false, 3, kMaxBlocks), 8);  // the tiny test model
+  EXPECT_EQ(swiglu_cluster_size("on", true, 32, kMaxBlocks), 8);
+  EXPECT_EQ(swiglu_cluster_size("on", true, 56, kMaxBlocks), 4);
+  EXPECT_EQ(swiglu_cluster_size("on", true, 67, kMaxBlocks), 0);
+  EXPECT_EQ(swiglu_cluster_size("off", true, 56, kMaxBlocks), 0);
+}
+
 TEST(MatvecRows, TheListNamesRowsPerProduct) {
   EXPECT_EQ(matvec_rows_for("", "wo"), 0);
   EXPECT_EQ(matvec_rows_for("wo:2,qkv:4", "wo"), 2);

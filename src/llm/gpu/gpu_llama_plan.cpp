@@ -366,10 +366,8 @@ int GpuLlama::swiglu_cluster(const GpuLayer& L, bool chained) const {
       llm_swiglu_cluster_smem_bytes(static_cast<int>(config_.n_embd)) > kMaxDynamicShared) {
     return 0;
   }
-  const uint64_t supers = config_.n_ff / LLM_SUPER;
-  const uint64_t slots = static_cast<uint64_t>(acc_.sm_count()) * LLM_SWIGLU_CLUSTER_BLOCKS_PER_SM;
-  if (options_.swiglu_clusters == "on") return supers * 8 <= slots ? 8 : supers * 4 <= slots ? 4 : 0;
-  return chained && supers * 4 <= slots && 4 * (supers * 4) >= 3 * slots ? 4 : 0;
+  return swiglu_cluster_size(options_.swiglu_clusters, chained, config_.n_ff / LLM_SUPER,
+                             static_cast<uint64_t>(acc_.sm_count()) * LLM_SWIGLU_CLUSTER_BLOCKS_PER_SM);
 }
 
 void GpuLlama::add_swiglu_cluster(std::vector<StepLaunch>& out, const GpuLayer& L, int cluster,

@@ -85,6 +85,12 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
   return r;
 }
 
+int swiglu_cluster_size(const std::string& setting, bool chained, uint64_t supers, uint64_t slots) {
+  if (setting == "on") return supers * 8 <= slots ? 8 : supers * 4 <= slots ? 4 : 0;
+  if (setting != "auto" || !chained) return 0;
+  return supers * 4 <= slots && 4 * (supers * 4) >= 3 * slots ? 4 : 0;
+}
+
 int matvec_rows_for(const std::string& spec, const std::string& what) {
   int named = 0;
   size_t at = 0;

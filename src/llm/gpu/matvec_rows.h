@@ -41,6 +41,17 @@ uint64_t matvec_blocks(uint64_t tasks, uint64_t max_blocks);
 int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu, uint64_t rows,
                   uint64_t max_blocks, int wanted = 0);
 
+// The blocks a cluster of llm_swiglu_cluster.cu's gate/up takes for
+// `supers` Q8_K super-blocks of SwiGLU output on a GPU of `slots` block slots
+// (SMs x LLM_SWIGLU_CLUSTER_BLOCKS_PER_SM), under the setting
+// GpuLlamaOptions::swiglu_clusters (`on`: "on" or "auto"), in a step of
+// self-ordered launches (`chained`) or not: 4 or 8, or 0 for the plain
+// gate/up kernels. "on": eight where every cluster fits in the slots at once,
+// else four; "auto": four, self-ordered, where they fill three quarters of
+// the slots or more (8B's 56 super-blocks: 224 blocks of the H200's 264;
+// 1B's 32 in clusters of eight decoded 16% slower, docs/perf-notes.md).
+int swiglu_cluster_size(const std::string& setting, bool chained, uint64_t supers, uint64_t slots);
+
 // The rows a warp GpuLlamaOptions::matvec_rows ("what:R,...", R 1, 2 or 4)
 // names for the decode product `what` ("qkv", "wo", "ffn_gate_up",
 // "ffn_down", "logits"); 0 where it names none. Throws UsageError where the
