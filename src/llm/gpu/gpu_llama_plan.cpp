@@ -383,8 +383,7 @@ void GpuLlama::add_swiglu_cluster(std::vector<StepLaunch>& out, const GpuLayer& 
   job.norm = L.ffn_norm;
   job.out = s_->h;  // (kActQ8K's layout of n_ff values: less than n_ff floats)
   job.state = s_->state;
-  job.eps = c.rms_eps;
-  job.rows_per_warp = cluster == 4 ? 1 : 2;  // (the kernels' R)
+  job.eps = c.rms_eps;  // (the rows a warp are the kernel's own: swiglu_q8k_handoff_c<cluster>)
   gpu::LaunchDims d;
   d.block[0] = LLM_SWIGLU_CLUSTER_THREADS;
   d.grid[0] = static_cast<uint32_t>(c.n_ff / LLM_SUPER) * static_cast<uint32_t>(cluster);

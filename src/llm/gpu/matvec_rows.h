@@ -43,10 +43,10 @@ int rows_per_warp(const std::vector<const LlmGpuMatrix*>& segments, bool swiglu,
 
 // The blocks a cluster of llm_swiglu_cluster.cu's gate/up takes for
 // `supers` Q8_K super-blocks of SwiGLU output on a GPU of `slots` block slots
-// (SMs x LLM_SWIGLU_CLUSTER_BLOCKS_PER_SM), under the setting
-// GpuLlamaOptions::swiglu_clusters (`on`: "on" or "auto"), in a step of
-// self-ordered launches (`chained`) or not: 4 or 8, or 0 for the plain
-// gate/up kernels. "on": eight where every cluster fits in the slots at once,
+// (SMs x LLM_SWIGLU_CLUSTER_BLOCKS_PER_SM), under `setting`
+// (GpuLlamaOptions::swiglu_clusters: "on", "auto"; anything else none), in a
+// step of self-ordered launches (`chained`) or not: 4 or 8, or 0 for the
+// plain gate/up kernels. "on": eight where every cluster fits in the slots at once,
 // else four; "auto": four, self-ordered, where they fill three quarters of
 // the slots or more (8B's 56 super-blocks: 224 blocks of the H200's 264;
 // 1B's 32 in clusters of eight decoded 16% slower, docs/perf-notes.md).
