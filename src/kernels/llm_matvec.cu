@@ -276,10 +276,8 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
   const int steps = has ? ((tasks - 1 - first) / stride + 1) * per_task : 0;
 
   // A step is one round of one matrix (gate, then up) of one of the warp's
-  // tasks: its matrix (segment), first row there, and first group. Each step
-  // follows from the one before by counting rather than from its index, which
-  // took three integer divisions by run-time counts a step and one more a
-  // task: decode is faster without them (docs/perf-notes.md).
+  // tasks (pipe_advance): its matrix (segment), first row there, and first
+  // group.
   struct Step {
     LlmGpuMatrix m;
     int r, g0, task, mat, round, last;
@@ -293,13 +291,7 @@ __device__ __forceinline__ void rows_loop_pipelined(const LlmMatvecJob& job, Act
   };
   auto step_after = [&](const Step& p) {
     Step st = p;
-    if (++st.round == rounds) {
-      st.round = 0;
-      if (++st.mat == kMats) {
-        st.mat = 0;
-        st.task += stride;
-      }
-    }
+    pipe_advance<kMats>(st.task, st.mat, st.round, rounds, stride);
     return with_rows(st);
   };
   float y[R], u[R];

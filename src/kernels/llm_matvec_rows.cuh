@@ -185,6 +185,23 @@ __device__ __forceinline__ void dot_round(const Loaded (&l)[R][kU], const ActVie
   }
 }
 
+// A warp's place in a pipelined product (rows_loop_pipelined, llm_matvec.cu;
+// gate_up_rows, llm_swiglu_cluster.cu) is round `round` of matrix `mat` (of
+// kMats: gate, then up) of task `task`; this moves it to the next. Each place
+// follows from the one before by counting rather than from a step index,
+// which took three integer divisions by run-time counts a step and one more a
+// task: decode is faster without them (docs/perf-notes.md).
+template <int kMats>
+__device__ __forceinline__ void pipe_advance(int& task, int& mat, int& round, int rounds, int task_stride) {
+  if (++round == rounds) {
+    round = 0;
+    if (++mat == kMats) {
+      mat = 0;
+      task += task_stride;
+    }
+  }
+}
+
 // Rows r0 .. r0 + R - 1 of a quantized matrix over groups [g_begin, g_end):
 // this lane's partial sums.
 template <int kFormat, int R, bool kShared>

@@ -46,13 +46,7 @@ __device__ __forceinline__ void gate_up_rows(const LlmMatvecJob& job, int row0, 
     load_round<kGate, R, kU, false>(job.m[s.mat], row0 + s.task * R, groups, s.round * 32 * kU + lane, groups, l);
   };
   auto after = [&](ScStep s) {
-    if (++s.round == rounds) {
-      s.round = 0;
-      if (++s.mat == 2) {
-        s.mat = 0;
-        ++s.task;
-      }
-    }
+    pipe_advance<2>(s.task, s.mat, s.round, rounds, 1);
     return s;
   };
   Loaded cur[R][kU];
